@@ -1,0 +1,66 @@
+# phd-book: every target sets itself up from the checked-in pins.
+#   make book    execute every chapter (papermill) and build the site
+#   make test    unit + property tests, quick book build, browser check
+#   make lab     JupyterLab on the book (chapters open as notebooks)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PHD := $(VENV)/bin/phd
+MATHJAX_VERSION := 3.2.2
+
+# Data: an explicit PHD_DATA_DIR wins; otherwise use ../shared/data when present.
+ifeq ($(origin PHD_DATA_DIR), undefined)
+  ifneq ($(wildcard ../shared/data),)
+    export PHD_DATA_DIR := $(abspath ../shared/data)
+  endif
+endif
+
+DATASET ?= ml-1m
+PROFILE ?= full
+TEST_PROFILE ?= quick
+JOBS ?= 2
+BOOK_ARGS ?=
+
+.PHONY: all venv mathjax book book-quick test unit site-test lab clean distclean
+
+all: book
+
+$(VENV)/.stamp: requirements.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+venv: $(VENV)/.stamp
+
+# MathJax 3 from npm, served by the site itself (no CDN). Kept out of _static/,
+# whose every .js Jupyter Book 1 injects into every page.
+_mathjax/mathjax/tex-chtml.js:
+	@rm -rf _mathjax.tmp && mkdir -p _mathjax.tmp
+	cd _mathjax.tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && tar xzf mathjax-$(MATHJAX_VERSION).tgz
+	mkdir -p _mathjax.tmp/out/mathjax && cp -r _mathjax.tmp/package/es5/. _mathjax.tmp/out/mathjax/
+	rm -rf _mathjax && mv _mathjax.tmp/out _mathjax && rm -rf _mathjax.tmp
+
+mathjax: _mathjax/mathjax/tex-chtml.js
+
+book: venv mathjax
+	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) $(BOOK_ARGS)
+
+test: venv mathjax
+	$(PY) -m pytest -q -m "not site" tests
+	$(PHD) book build --dataset $(DATASET) --profile $(TEST_PROFILE) $(BOOK_ARGS)
+	$(PY) -m pytest -q -m site tests
+
+unit: venv
+	$(PY) -m pytest -q -m "not site" tests
+
+lab: venv
+	$(VENV)/bin/jupyter lab book/
+
+clean:
+	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENV) _mathjax results .cache

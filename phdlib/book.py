@@ -1,0 +1,315 @@
+"""The book driver: execute every chapter with papermill, then build the site.
+
+Chapters are MyST Markdown notebooks (jupytext text files) listed in
+``_toc.yml``. :func:`build`:
+
+1. reads the chapter order from ``_toc.yml``;
+2. converts each chapter to a notebook with jupytext and executes it with
+   papermill, passing only the parameters that the chapter's ``parameters``
+   cell declares; a page without code (no ``kernelspec``) is copied as is;
+3. writes the executed notebooks into a staging tree ``_build/stage`` (next to
+   ``_config.yml``, ``_toc.yml``, the bibliography and the MathJax folder) and
+   prints each chapter's execution time;
+4. runs ``jupyter-book build`` on the staging tree with execution off and
+   warnings as errors (``-W -n --keep-going``); the site lands in
+   ``_build/html``.
+
+Execution is cached: a chapter is re-executed only when its source, its
+parameters, the ``phdlib`` sources or the data directory changed (the key is
+stored beside the executed notebook in ``_build/exec``). A chapter that raises
+stops the build with :class:`ChapterError`, whose message names the chapter,
+the cell and the exception.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+STAGED_FILES = ("_config.yml", "_toc.yml", "references.bib")
+STAGED_DIRS = ("_mathjax",)
+
+
+class ChapterError(RuntimeError):
+    """A chapter raised while it was executed."""
+
+
+class SiteBuildError(RuntimeError):
+    """``jupyter-book build`` failed (a warning counts as a failure)."""
+
+
+@dataclass
+class ChapterResult:
+    name: str
+    seconds: float
+    cached: bool
+    executed: bool
+    parameters: dict = field(default_factory=dict)
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The directory holding ``_toc.yml``, searched upwards from ``start``."""
+    p = Path(start or Path.cwd()).resolve()
+    for d in (p, *p.parents):
+        if (d / "_toc.yml").is_file() and (d / "_config.yml").is_file():
+            return d
+    raise FileNotFoundError(
+        f"no _toc.yml and _config.yml found in {p} or any parent: run from the phd-book checkout"
+    )
+
+
+def _toc_files(node) -> list[str]:
+    out: list[str] = []
+    if isinstance(node, dict):
+        if "file" in node:
+            out.append(node["file"])
+        if "root" in node:
+            out.append(node["root"])
+        for key in ("parts", "chapters", "sections"):
+            for child in node.get(key, []) or []:
+                out.extend(_toc_files(child))
+    elif isinstance(node, list):
+        for child in node:
+            out.extend(_toc_files(child))
+    return out
+
+
+def chapters(root: Path) -> list[Path]:
+    """Chapter sources (``.md``) in table-of-contents order."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = []
+    for entry in _toc_files(toc):
+        path = root / (entry if entry.endswith(".md") else entry + ".md")
+        if not path.is_file():
+            raise FileNotFoundError(f"_toc.yml lists {entry!r} but {path} does not exist")
+        files.append(path)
+    return files
+
+
+def _is_notebook(text: str) -> bool:
+    head = text.split("\n---", 2)
+    return text.startswith("---") and "kernelspec" in (head[0] if head else "")
+
+
+def _library_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    lib = root / "phdlib"
+    for f in sorted(lib.rglob("*.py")):
+        h.update(str(f.relative_to(lib)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def declared_parameters(nb) -> dict:
+    """Names -> default source text of the chapter's ``parameters`` cell."""
+    import ast
+
+    params: dict = {}
+    for cell in nb.cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            tree = ast.parse(cell.source)
+            for node in tree.body:
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, ast.AnnAssign) else [])
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        params[t.id] = ast.get_source_segment(cell.source, node.value)
+            break
+    return params
+
+
+def _cell_error(exc, chapter: str) -> ChapterError:
+    idx = getattr(exc, "cell_index", None)
+    exec_count = getattr(exc, "exec_count", None)
+    ename = getattr(exc, "ename", type(exc).__name__)
+    evalue = getattr(exc, "evalue", str(exc))
+    source = (getattr(exc, "source", "") or "").strip().splitlines()
+    first = source[0] if source else ""
+    where = f"cell {idx}" if idx is not None else "a cell"
+    if exec_count is not None:
+        where += f" (execution count {exec_count})"
+    return ChapterError(
+        f"chapter {chapter!r} failed in {where}: {ename}: {evalue}"
+        + (f"\n  cell starts with: {first}" if first else "")
+    )
+
+
+def execute_chapter(
+    src: Path,
+    out_nb: Path,
+    parameters: dict,
+    cwd: Path,
+    timeout: int = 3600,
+    kernel_name: str = "python3",
+) -> dict:
+    """Execute one chapter into ``out_nb``; returns the parameters it used."""
+    import jupytext
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    nb = jupytext.read(src)
+    declared = declared_parameters(nb)
+    used = {k: v for k, v in parameters.items() if k in declared}
+    tmp_in = out_nb.with_suffix(".input.ipynb")
+    tmp_out = out_nb.with_suffix(".partial.ipynb")
+    out_nb.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(nb, tmp_in, fmt="ipynb")
+    try:
+        pm.execute_notebook(
+            str(tmp_in),
+            str(tmp_out),
+            parameters=used,
+            cwd=str(cwd),
+            kernel_name=kernel_name,
+            progress_bar=False,
+            log_output=False,
+            execution_timeout=timeout,
+            report_mode=False,
+        )
+    except PapermillExecutionError as exc:
+        raise _cell_error(exc, src.stem) from None
+    finally:
+        tmp_in.unlink(missing_ok=True)
+    os.replace(tmp_out, out_nb)
+    return used
+
+
+def _stage_static(root: Path, stage: Path) -> None:
+    for name in STAGED_FILES:
+        if (root / name).exists():
+            shutil.copy2(root / name, stage / name)
+    for name in STAGED_DIRS:
+        if (root / name).is_dir():
+            dst = stage / name
+            if dst.exists():
+                shutil.rmtree(dst)
+            shutil.copytree(root / name, dst)
+    # non-chapter assets under book/ (images, bib fragments, ...)
+    for f in (root / "book").rglob("*"):
+        if f.is_file() and f.suffix not in (".md", ".ipynb") and ".ipynb_checkpoints" not in f.parts:
+            dst = stage / f.relative_to(root)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, dst)
+
+
+def build(
+    root: Path | None = None,
+    parameters: dict | None = None,
+    only: list[str] | None = None,
+    force: bool = False,
+    site: bool = True,
+    log=print,
+) -> list[ChapterResult]:
+    """Execute the chapters and build the site; see the module docstring.
+
+    parameters: papermill parameters, e.g. ``{"dataset": "ml-100k",
+    "profile": "quick"}``; each chapter receives those it declares.
+    only: chapter names (file stems) to execute; the others are reused from
+    the cache and must already have been executed once.
+    """
+    root = project_root(root)
+    parameters = dict(parameters or {})
+    build_dir = root / "_build"
+    stage = build_dir / "stage"
+    exec_dir = build_dir / "exec"
+    stage.mkdir(parents=True, exist_ok=True)
+    exec_dir.mkdir(parents=True, exist_ok=True)
+    _stage_static(root, stage)
+
+    lib_hash = _library_hash(root)
+    data_dir = os.environ.get("PHD_DATA_DIR", "")
+    results: list[ChapterResult] = []
+    srcs = chapters(root)
+    if only:
+        unknown = set(only) - {s.stem for s in srcs}
+        if unknown:
+            raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
+    declared_any: set[str] = set()
+    for src in srcs:
+        rel = src.relative_to(root)
+        text = src.read_text()
+        if not _is_notebook(text):
+            dst = stage / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+            (stage / rel.with_suffix(".ipynb")).unlink(missing_ok=True)
+            continue
+        executed_nb = exec_dir / rel.with_suffix(".ipynb")
+        key_file = executed_nb.with_suffix(".key.json")
+        key = {
+            "source": hashlib.sha256(text.encode()).hexdigest(),
+            "parameters": parameters,
+            "phdlib": lib_hash,
+            "data_dir": data_dir,
+        }
+        cached = (
+            not force
+            and executed_nb.is_file()
+            and key_file.is_file()
+            and json.loads(key_file.read_text()) == key
+        )
+        skip = only is not None and src.stem not in only
+        t0 = time.perf_counter()
+        used = {}
+        if cached or (skip and executed_nb.is_file()):
+            status = "cached" if cached else "kept (not selected)"
+        elif skip:
+            raise ChapterError(
+                f"chapter {src.stem!r} was not selected and has never been executed: "
+                f"run without --chapter first"
+            )
+        else:
+            log(f"[book] executing {rel} ...")
+            used = execute_chapter(src, executed_nb, parameters, cwd=src.parent)
+            key_file.write_text(json.dumps(key, indent=1))
+            status = "executed"
+        import jupytext
+
+        declared_any.update(declared_parameters(jupytext.read(src)))
+        dt = time.perf_counter() - t0
+        log(f"[book] {rel}: {status} in {dt:.1f} s")
+        results.append(
+            ChapterResult(src.stem, dt, cached=status != "executed", executed=status == "executed", parameters=used)
+        )
+        dst = stage / rel.with_suffix(".ipynb")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(executed_nb, dst)
+        (stage / rel).unlink(missing_ok=True)
+    unused = set(parameters) - declared_any
+    if unused:
+        log(f"[book] warning: no chapter declares parameter(s) {sorted(unused)}")
+    total = sum(r.seconds for r in results)
+    log(f"[book] chapters: {len(results)} notebooks, {total:.1f} s of execution")
+    if site:
+        build_site(root, log=log)
+    return results
+
+
+def build_site(root: Path | None = None, log=print) -> Path:
+    """Run ``jupyter-book build`` on the staging tree, warnings as errors."""
+    root = project_root(root)
+    stage = root / "_build" / "stage"
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(stage),
+           "--path-output", str(root), "-W", "-n", "--keep-going"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    (root / "_build" / "site-build.log").write_text(out)
+    if proc.returncode != 0:
+        tail = "\n".join(out.strip().splitlines()[-40:])
+        raise SiteBuildError(
+            f"jupyter-book build failed (exit {proc.returncode}); full log in "
+            f"_build/site-build.log; last lines:\n{tail}"
+        )
+    index = root / "_build" / "html" / "index.html"
+    log(f"[book] site built in {time.perf_counter() - t0:.1f} s: {index}")
+    return index

@@ -1,0 +1,83 @@
+"""``phd book``: execute the chapters with papermill and build the site."""
+from __future__ import annotations
+
+import sys
+
+from ._common import add_json_flag, dump_json, fail
+
+
+def _parse_params(items: list[str]) -> dict:
+    import yaml
+
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)  # numbers, booleans and lists as such
+    return out
+
+
+def _build(args) -> int:
+    from .. import book
+
+    params = {}
+    if args.dataset is not None:
+        params["dataset"] = args.dataset
+    if args.profile is not None:
+        params["profile"] = args.profile
+    try:
+        params.update(_parse_params(args.param))
+        res = book.build(
+            parameters=params, only=args.chapter or None, force=args.force, site=not args.no_site,
+            log=(lambda *a: print(*a, file=sys.stderr)) if args.json else print,
+        )
+    except (book.ChapterError, book.SiteBuildError, FileNotFoundError, ValueError) as exc:
+        return fail(str(exc), 1)
+    if args.json:
+        dump_json({r.name: {"seconds": r.seconds, "executed": r.executed, "parameters": r.parameters}
+                   for r in res})
+    return 0
+
+
+def _list(args) -> int:
+    from .. import book
+
+    import jupytext
+
+    root = book.project_root()
+    rows = {}
+    for src in book.chapters(root):
+        text = src.read_text()
+        rows[src.stem] = (
+            book.declared_parameters(jupytext.read(src)) if book._is_notebook(text) else {}
+        )
+    if args.json:
+        dump_json(rows)
+    else:
+        for name, params in rows.items():
+            shown = ", ".join(f"{k}={v}" for k, v in params.items()) or "(no code)"
+            print(f"{name:24s} {shown}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("book", help="execute the chapters (papermill) and build the site")
+    bs = p.add_subparsers(dest="book_command", metavar="ACTION")
+    bs.required = True
+
+    b = bs.add_parser("build", help="execute every chapter, then jupyter-book build -W")
+    b.add_argument("--dataset", help="papermill parameter 'dataset' (e.g. ml-1m, ml-100k)")
+    b.add_argument("--profile", help="papermill parameter 'profile' (full or quick)")
+    b.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="any other chapter parameter; repeatable")
+    b.add_argument("--chapter", action="append", metavar="NAME",
+                   help="execute only this chapter (file stem); repeatable")
+    b.add_argument("--force", action="store_true", help="ignore the execution cache")
+    b.add_argument("--no-site", action="store_true", help="execute only; skip jupyter-book build")
+    add_json_flag(b)
+    b.set_defaults(func=_build)
+
+    ls = bs.add_parser("list", help="chapters in order, with their parameters")
+    add_json_flag(ls)
+    ls.set_defaults(func=_list)

@@ -1,0 +1,66 @@
+"""``phd train``: train and evaluate one method on one dataset split."""
+from __future__ import annotations
+
+import sys
+
+from ._common import add_json_flag, dump_json, fail
+
+
+def _overrides(args) -> dict:
+    import yaml
+
+    out = {}
+    for item in args.set:
+        if "=" not in item:
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    if args.train_sampling:
+        out["train_sampling"] = args.train_sampling
+    if args.eval_sampling:
+        out["eval_sampling"] = args.eval_sampling
+    return out
+
+
+def _train(args) -> int:
+    from .. import data, methods
+
+    try:
+        overrides = _overrides(args)
+        split = data.load_split(args.dataset, seed=args.split_seed, data_dir=args.data_dir)
+        run = methods.run(args.method, split, args.bits, seed=args.seed, overrides=overrides,
+                          reuse=not args.no_cache, progress=not args.json and sys.stderr.isatty() or args.progress)
+    except (methods.MethodNotAvailable, KeyError, ValueError, FileNotFoundError) as exc:
+        return fail(str(exc).strip("'\""))
+    out = {"method": run.method, "dataset": run.dataset, "bits": run.bits, "seed": run.seed,
+           "metrics": run.metrics, "config": run.config, "wall_seconds": run.wall_seconds,
+           "fingerprint": run.fingerprint, "version": run.version,
+           "path": str(run.path) if run.path else None}
+    if args.json:
+        dump_json(out)
+    else:
+        print(f"{run.method} on {run.dataset}, {run.bits} bits, seed {run.seed} "
+              f"({run.wall_seconds:.1f} s; stored in {run.path})")
+        for k, v in run.metrics.items():
+            print(f"  {k:12s} {v:.4f}" if isinstance(v, float) else f"  {k:12s} {v}")
+    return 0
+
+
+def register(sub) -> None:
+    from ..methods import REGISTRY
+
+    p = sub.add_parser("train", help="train and evaluate a method (results go to the store)")
+    p.add_argument("--method", required=True, choices=sorted(REGISTRY))
+    p.add_argument("--dataset", default="ml-1m")
+    p.add_argument("--bits", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0, help="seed of the model's randomness")
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the train/valid/test split")
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--train-sampling", choices=["stochastic", "deterministic"])
+    p.add_argument("--eval-sampling", choices=["stochastic", "deterministic"])
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key of the method; repeatable")
+    p.add_argument("--no-cache", action="store_true", help="retrain even if the store has this run")
+    p.add_argument("--progress", action="store_true", help="force a progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=_train)

@@ -1,0 +1,10 @@
+"""Numba kernels, kept together.
+
+Each submodule groups the compiled kernels for one concern:
+
+- ``bits``: the popcount intrinsic and the Hamming / PHD distance scans.
+
+Kernels take and return plain NumPy arrays and do no validation: the public
+functions in ``phdlib.codes``, ``phdlib.search`` and friends check their
+inputs and then call in here.
+"""
