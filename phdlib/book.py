@@ -200,7 +200,22 @@ def _stage_static(root: Path, stage: Path) -> None:
             shutil.copy2(f, dst)
 
 
-def build(
+def build(*args, **kwargs) -> list[ChapterResult]:
+    """Execute the chapters and build the site; see :func:`_build`.
+
+    Builds of one checkout are serialised by a lock file (``_build/.lock``), so
+    two builds started at once never write the same staging tree.
+    """
+    import fcntl
+
+    root = project_root(kwargs.get("root"))
+    (root / "_build").mkdir(exist_ok=True)
+    with open(root / "_build" / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build(*args, **kwargs)
+
+
+def _build(
     root: Path | None = None,
     parameters: dict | None = None,
     only: list[str] | None = None,
