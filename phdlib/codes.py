@@ -165,7 +165,7 @@ def _as_bits(codes: np.ndarray, encoding: str) -> np.ndarray:
         hint = " (mixed -1 and 0 values?)" if encoding == "pm1" and np.any(codes == 0) else ""
         raise ValueError(
             f"{'±1' if encoding == 'pm1' else '0/1'} codes must have values in {name}; "
-            f"found {codes[pos]!r} at index {pos}{hint}"
+            f"found {codes[pos].item()!r} at index {pos}{hint}"
         )
     return codes == 1
 
