@@ -1,0 +1,143 @@
+"""Per-user ranking metrics (NDCG@k, MRR) over flat, user-grouped arrays.
+
+The public entry point is :func:`phdlib.metrics.evaluate`, which validates its
+inputs, groups the ratings by user and calls :func:`evaluate_segments`. The
+per-user reference implementation in :mod:`phdlib.metrics` (plain NumPy) is
+the specification; the tests check that this kernel equals it.
+
+Tie modes (``mode``):
+
+- ``MODE_EXPECTED`` (0): the exact expectation over all orderings of tied
+  items (McSherry & Najork, ECIR 2008);
+- ``MODE_AS_GIVEN`` (1): ties keep the order of the segment (stable sort);
+- ``MODE_OPTIMISTIC`` (2): within a tie, higher ratings first;
+- ``MODE_PESSIMISTIC`` (3): within a tie, lower ratings first.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+MODE_EXPECTED = 0
+MODE_AS_GIVEN = 1
+MODE_OPTIMISTIC = 2
+MODE_PESSIMISTIC = 3
+
+
+@nb.njit(cache=True)
+def expected_reciprocal_rank(a, g, r):
+    """E[1 / rank] of the first of ``r`` marked items among ``g`` tied items.
+
+    The tie group occupies the 0-based positions ``a .. a + g - 1``; its order
+    is uniformly random. The first marked item sits at offset ``x`` with
+    probability ``C(g - 1 - x, r - 1) / C(g, r)``, ``x = 0 .. g - r``.
+    Returns a float64.
+    """
+    p = r / g
+    total = 0.0
+    for x in range(g - r + 1):
+        total += p / (a + 1 + x)
+        if x < g - r:
+            p *= (g - r - x) / (g - 1 - x)
+    return total
+
+
+@nb.njit(cache=True)
+def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
+    """NDCG@k for each k in ``ks`` and MRR, one row per segment (user).
+
+    key: float64 (N,), ranking key, smaller ranks first (a dissimilarity, or
+        minus a score); rating: float64 (N,), the relevance (gain 2^r - 1);
+    starts: int64 (U + 1,), segment u is ``[starts[u], starts[u + 1])``, each
+        non-empty; ks: int64 (K,), cut-offs >= 1; disc: float64 (max(ks),),
+        the discount of each 0-based position; mode: see the module docstring;
+    out_ndcg: float64 (U, K), written; out_mrr: float64 (U,), written.
+    A segment whose ideal DCG is 0 (every gain 0) gets NDCG 0.
+    """
+    n_users = starts.shape[0] - 1
+    nk = ks.shape[0]
+    kmax = 0
+    for j in range(nk):
+        if ks[j] > kmax:
+            kmax = ks[j]
+    for u in range(n_users):
+        s = starts[u]
+        e = starts[u + 1]
+        n = e - s
+        seg_key = key[s:e]
+        order = np.argsort(seg_key, kind="mergesort")
+        kk = np.empty(n, dtype=np.float64)
+        rr = np.empty(n, dtype=np.float64)
+        for p in range(n):
+            kk[p] = seg_key[order[p]]
+            rr[p] = rating[s + order[p]]
+        # ideal ranking: ratings in decreasing order
+        ideal = np.sort(rr.copy())
+        maxr = ideal[n - 1]
+        # order within ties for the deterministic rules
+        if mode == MODE_OPTIMISTIC or mode == MODE_PESSIMISTIC:
+            a = 0
+            while a < n:
+                b = a + 1
+                while b < n and kk[b] == kk[a]:
+                    b += 1
+                if b - a > 1:
+                    grp = np.sort(rr[a:b].copy())
+                    for p in range(b - a):
+                        if mode == MODE_PESSIMISTIC:
+                            rr[a + p] = grp[p]
+                        else:
+                            rr[a + p] = grp[b - a - 1 - p]
+                a = b
+        for j in range(nk):
+            m = min(ks[j], n)
+            idcg = 0.0
+            for p in range(m):
+                idcg += (2.0 ** ideal[n - 1 - p] - 1.0) * disc[p]
+            out_ndcg[u, j] = idcg  # divided below
+        if mode == MODE_EXPECTED:
+            dcg = np.zeros(nk)
+            mrr = -1.0
+            a = 0
+            while a < n:
+                b = a + 1
+                while b < n and kk[b] == kk[a]:
+                    b += 1
+                g = b - a
+                if a < kmax:
+                    gsum = 0.0
+                    for p in range(a, b):
+                        gsum += 2.0 ** rr[p] - 1.0
+                    for j in range(nk):
+                        top = min(b, ks[j])
+                        if a < top:
+                            dsum = 0.0
+                            for p in range(a, top):
+                                dsum += disc[p]
+                            dcg[j] += gsum * dsum / g
+                if mrr < 0.0:
+                    r = 0
+                    for p in range(a, b):
+                        if rr[p] == maxr:
+                            r += 1
+                    if r > 0:
+                        mrr = expected_reciprocal_rank(a, g, r)
+                if mrr >= 0.0 and b >= kmax:
+                    break
+                a = b
+            for j in range(nk):
+                idcg = out_ndcg[u, j]
+                out_ndcg[u, j] = dcg[j] / idcg if idcg > 0.0 else 0.0
+            out_mrr[u] = mrr
+        else:
+            for j in range(nk):
+                m = min(ks[j], n)
+                dcg = 0.0
+                for p in range(m):
+                    dcg += (2.0 ** rr[p] - 1.0) * disc[p]
+                idcg = out_ndcg[u, j]
+                out_ndcg[u, j] = dcg / idcg if idcg > 0.0 else 0.0
+            for p in range(n):
+                if rr[p] == maxr:
+                    out_mrr[u] = 1.0 / (p + 1)
+                    break
