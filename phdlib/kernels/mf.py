@@ -1,0 +1,180 @@
+"""Numba kernels of matrix factorisation: SGD passes and ALS half-steps.
+
+Ratings are given as a CSR-like layout grouped by the row entity (users for
+the user step, items for the item step):
+
+- ``indptr``: int64 ``(n_rows + 1,)``, row ``r`` owns positions
+  ``indptr[r]:indptr[r + 1]``;
+- ``cols``: int32 ``(nnz,)``, the column entity of each rating;
+- ``vals``: float64 ``(nnz,)``, the rating.
+
+Factor matrices are float64 C-contiguous ``(n, dim)`` and are updated in
+place. Everything here is deterministic; the randomness (initialisation) is in
+:mod:`phdlib.baselines.mf`.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def sgd_pass(indptr, cols, vals, P, Q, lr, reg):
+    """One pass of plain SGD over the observed ratings, rows in order.
+
+    The update of the CCCF repository's ``MF.m``: for each row ``u`` in
+    increasing order and each of its ratings ``(u, j, r)`` in stored order,
+    ``e = r - <p_u, q_j>``, then
+    ``p_u += lr * (2 e q_j - reg p_u)`` and, with the *updated* ``p_u``,
+    ``q_j += lr * (2 e p_u - reg q_j)``. This is stochastic gradient descent on
+    ``e^2 + (reg / 2) (|p_u|^2 + |q_j|^2)`` per rating.
+
+    indptr: int64 (n_users + 1,); cols: int32 (nnz,); vals: float64 (nnz,);
+    P: float64 (n_users, dim), Q: float64 (n_items, dim), updated in place;
+    lr, reg: float. Returns the sum of squared errors seen during the pass
+    (each ``e`` before its update), float64.
+    """
+    n_rows, dim = P.shape
+    sse = 0.0
+    for u in range(n_rows):
+        for t in range(indptr[u], indptr[u + 1]):
+            j = cols[t]
+            pred = 0.0
+            for k in range(dim):
+                pred += P[u, k] * Q[j, k]
+            e = vals[t] - pred
+            sse += e * e
+            for k in range(dim):
+                P[u, k] += lr * (2.0 * e * Q[j, k] - reg * P[u, k])
+            for k in range(dim):
+                Q[j, k] += lr * (2.0 * e * P[u, k] - reg * Q[j, k])
+    return sse
+
+
+@nb.njit(cache=True)
+def _cholesky_solve(A, b, x):
+    """Solve ``A x = b`` for symmetric positive definite ``A`` (d, d), in place.
+
+    ``A`` is overwritten with its Cholesky factor; ``x`` (d,) receives the
+    solution. Returns False if ``A`` is not numerically positive definite.
+    """
+    d = A.shape[0]
+    for i in range(d):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            if i == j:
+                if s <= 0.0:
+                    return False
+                A[i, i] = np.sqrt(s)
+            else:
+                A[i, j] = s / A[j, j]
+    # forward: L y = b
+    for i in range(d):
+        s = b[i]
+        for k in range(i):
+            s -= A[i, k] * x[k]
+        x[i] = s / A[i, i]
+    # backward: L^T x = y
+    for i in range(d - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, d):
+            s -= A[k, i] * x[k]
+        x[i] = s / A[i, i]
+    return True
+
+
+@nb.njit(cache=True)
+def als_half_step(indptr, cols, vals, fixed, out, reg, weighted):
+    """Ridge regression of every row on the fixed factors of its columns.
+
+    For each row ``u`` with ratings ``r_uj`` on columns ``j in J(u)``:
+    ``out[u] = argmin_x sum_j (r_uj - <x, fixed[j]>)^2 + lam_u |x|^2``, i.e.
+    the solution of the normal equations
+    ``(sum_j fixed[j] fixed[j]^T + lam_u I) x = sum_j r_uj fixed[j]``,
+    with ``lam_u = reg`` (plain) or ``reg * |J(u)|`` (``weighted``, ALS-WR).
+    A row without ratings gets the zero vector.
+
+    indptr: int64 (n_rows + 1,); cols: int32 (nnz,); vals: float64 (nnz,);
+    fixed: float64 (n_cols, dim); out: float64 (n_rows, dim), written;
+    reg: float > 0; weighted: bool. Returns the number of rows whose system
+    was not positive definite (0 unless ``reg`` is 0); those rows are zeroed.
+    """
+    n_rows, dim = out.shape
+    A = np.empty((dim, dim))
+    b = np.empty(dim)
+    x = np.empty(dim)
+    failed = 0
+    for u in range(n_rows):
+        lo = indptr[u]
+        hi = indptr[u + 1]
+        if hi == lo:
+            for k in range(dim):
+                out[u, k] = 0.0
+            continue
+        lam = reg * (hi - lo) if weighted else reg
+        for a in range(dim):
+            b[a] = 0.0
+            for c in range(a + 1):
+                A[a, c] = 0.0
+        for t in range(lo, hi):
+            j = cols[t]
+            r = vals[t]
+            for a in range(dim):
+                fa = fixed[j, a]
+                b[a] += r * fa
+                for c in range(a + 1):
+                    A[a, c] += fa * fixed[j, c]
+        for a in range(dim):
+            A[a, a] += lam
+            for c in range(a + 1, dim):  # the solver reads the lower triangle only
+                A[a, c] = 0.0
+        if _cholesky_solve(A, b, x):
+            for k in range(dim):
+                out[u, k] = x[k]
+        else:
+            failed += 1
+            for k in range(dim):
+                out[u, k] = 0.0
+    return failed
+
+
+@nb.njit(cache=True)
+def squared_error(rows, cols, vals, P, Q):
+    """Sum over ratings of ``(r - <P[row], Q[col]>)^2``.
+
+    rows, cols: int32 (nnz,); vals: float64 (nnz,); P: (n_rows, dim),
+    Q: (n_cols, dim) float32 or float64. Returns float64.
+    """
+    dim = P.shape[1]
+    s = 0.0
+    for t in range(rows.shape[0]):
+        u = rows[t]
+        j = cols[t]
+        pred = 0.0
+        for k in range(dim):
+            pred += P[u, k] * Q[j, k]
+        e = vals[t] - pred
+        s += e * e
+    return s
+
+
+@nb.njit(cache=True)
+def pair_scores(rows, cols, P, Q):
+    """``<P[rows[t]], Q[cols[t]]>`` for every pair t.
+
+    rows, cols: int32 (n,); P: (n_users, dim), Q: (n_items, dim), float32 or
+    float64. Returns float64 (n,).
+    """
+    n = rows.shape[0]
+    dim = P.shape[1]
+    out = np.empty(n)
+    for t in range(n):
+        u = rows[t]
+        j = cols[t]
+        s = 0.0
+        for k in range(dim):
+            s += P[u, k] * Q[j, k]
+        out[t] = s
+    return out
