@@ -41,6 +41,7 @@ functions), :func:`summarize`. Timing: :func:`benchmark`.
 from __future__ import annotations
 
 import time
+from math import comb
 from typing import Iterable
 
 import numpy as np
@@ -81,7 +82,7 @@ def _as_1d(name: str, x, dtype=np.float64) -> np.ndarray:
         bad = ~np.isfinite(a)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name}[{i}] = {a[i]!r} is not finite; every value must be a finite number")
+            raise ValueError(f"{name}[{i}] = {float(a[i])!r} is not finite; every value must be a finite number")
     return a
 
 
@@ -89,7 +90,7 @@ def _check_ratings(r: np.ndarray, name: str = "ratings") -> None:
     neg = r < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise ValueError(f"{name}[{i}] = {r[i]!r} is negative; NDCG's gain 2^rel - 1 needs ratings >= 0")
+        raise ValueError(f"{name}[{i}] = {float(r[i])!r} is negative; NDCG's gain 2^rel - 1 needs ratings >= 0")
 
 
 def _prepare(ratings, values, kind):
@@ -215,7 +216,6 @@ def mrr(ratings, values, ties: str = "expected", kind: str = "dissimilarity", se
         if hits:
             g = int(b - a)
             # P(first hit at offset x) = C(g-1-x, hits-1) / C(g, hits)
-            from math import comb
             total = comb(g, hits)
             return float(sum(comb(g - 1 - x, hits - 1) / total / (a + 1 + x)
                              for x in range(g - hits + 1)))
