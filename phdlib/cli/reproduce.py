@@ -1,0 +1,66 @@
+"""``phd reproduce``: run every experiment behind the paper's tables and figures."""
+from __future__ import annotations
+
+import sys
+import time
+
+from ._common import add_json_flag, dump_json, fail
+
+
+def _reproduce(args) -> int:
+    from .. import experiments, methods
+
+    try:
+        grid = experiments.plan(args.dataset, args.profile, seeds=args.seeds,
+                                parts=args.part or experiments.PARTS, split_seed=args.split_seed)
+        cells = grid.cells()
+        if args.method:
+            cells = [c for c in cells if c.method in set(args.method)]
+        log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
+        log(experiments.profile_note(args.profile, sorted({c.method for c in cells})))
+        log(f"{len(cells)} cells on {args.dataset}; jobs={args.jobs}")
+        t0 = time.perf_counter()
+        report = experiments.run_grid(
+            cells, jobs=args.jobs, data_dir=args.data_dir, progress=not args.json or args.progress,
+            errors="record", skip_unavailable=args.skip_unavailable,
+            name=f"reproduce-{args.dataset}-{args.profile}")
+        wall = time.perf_counter() - t0
+    except (methods.MethodNotAvailable, KeyError, ValueError, FileNotFoundError) as exc:
+        return fail(str(exc).strip("'\""))
+    table = experiments.summary_table(report)
+    counts = report["status"].value_counts().to_dict()
+    if args.json:
+        dump_json({"dataset": args.dataset, "profile": args.profile, "wall_seconds": wall,
+                   "counts": counts,
+                   "cells": [{k: (None if v != v else v) for k, v in row.items()}
+                             for row in table.to_dict(orient="records")],
+                   "errors": {c.label(): e for c, e in zip(report["cell"], report["error"]) if e}})
+    else:
+        print(table.to_string(index=False))
+        for c, e in zip(report["cell"], report["error"]):
+            if e and c is not None:
+                print(f"  {c.label()}: {e}")
+        print(f"wall time {wall:.1f} s; " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    return 1 if counts.get("failed") else 0
+
+
+def register(sub) -> None:
+    from ..experiments import PARTS, PROFILES
+
+    p = sub.add_parser("reproduce",
+                       help="run every experiment of the paper's tables and figures (resumable)")
+    p.add_argument("--dataset", default="ml-1m")
+    p.add_argument("--profile", default="full", choices=PROFILES,
+                   help="full: the paper's settings; quick: reduced settings for checks")
+    p.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel cells (joblib n_jobs)")
+    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--part", action="append", choices=PARTS,
+                   help="only the cells of this part; repeatable (default: all)")
+    p.add_argument("--method", action="append", help="only this method; repeatable")
+    p.add_argument("--skip-unavailable", action="store_true",
+                   help="report methods missing from this build instead of failing")
+    p.add_argument("--progress", action="store_true", help="progress bar even with --json")
+    add_json_flag(p)
+    p.set_defaults(func=_reproduce)
