@@ -1,0 +1,61 @@
+"""The paper's preprocessing (Section 5.1): de-duplicate, filter, re-index.
+
+1. Repeated (user, item): keep the first rating -- the earliest timestamp when
+   the file has timestamps (ties: first in the file), else the first in the
+   file.
+2. Remove items, then users, with fewer than ``min_ratings`` ratings.
+   ``filtering="once"`` does that one pass; ``"until_stable"`` repeats it
+   until every remaining user and item has at least ``min_ratings``. Both
+   give the paper's 6,040 / 3,260 / 998,539 on ML-1M.
+3. Re-index users and items to 0..n-1 in the order of their original ids.
+
+Everything is vectorised NumPy; the kept rows stay in file order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FILTERINGS = ("once", "until_stable")
+
+
+def first_occurrences(user: np.ndarray, item: np.ndarray, timestamp: np.ndarray | None,
+                      n_items: int) -> np.ndarray:
+    """Indices (sorted, file order) of the rows kept by the keep-the-first rule.
+
+    ``user``/``item``: int (n,) dense codes; ``timestamp``: int64 (n,) or None.
+    """
+    n = user.shape[0]
+    key = user.astype(np.int64) * int(n_items) + item.astype(np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    if timestamp is None:
+        order = np.lexsort((idx, key))
+    else:
+        order = np.lexsort((idx, timestamp, key))
+    k = key[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = k[1:] != k[:-1]
+    return np.sort(order[first])
+
+
+def filter_min_ratings(user: np.ndarray, item: np.ndarray, min_ratings: int,
+                       filtering: str = "once") -> np.ndarray:
+    """Boolean mask (n,) of the rows kept after removing sparse items, then users."""
+    if filtering not in FILTERINGS:
+        raise ValueError(f"filtering={filtering!r}; expected one of {FILTERINGS}")
+    keep = np.ones(user.shape[0], dtype=bool)
+    if min_ratings <= 1:
+        return keep
+    while True:
+        before = int(keep.sum())
+        ic = np.bincount(item[keep], minlength=int(item.max(initial=-1)) + 1)
+        keep &= ic[item] >= min_ratings
+        uc = np.bincount(user[keep], minlength=int(user.max(initial=-1)) + 1)
+        keep &= uc[user] >= min_ratings
+        if filtering == "once" or int(keep.sum()) == before:
+            return keep
+
+
+def reindex(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(new int32 ids 0..k-1 in order of ``codes``, the distinct codes sorted)."""
+    present, new = np.unique(codes, return_inverse=True)
+    return new.astype(np.int32), present

@@ -1,0 +1,207 @@
+"""Where each dataset lives: its files, format, scale, known fingerprint, download.
+
+A dataset's raw file is looked for, in this order, under
+
+1. the ``data_dir`` argument,
+2. the ``PHD_DATA_DIR`` environment variable,
+3. the per-user cache ``<cache_dir()>/raw`` (``PHD_CACHE_DIR``, else
+   ``platformdirs.user_cache_dir("phdlib")``),
+
+each laid out as the official archive unpacks (``ml-1m/ratings.dat``,
+``ml-100k/u.data``, ...). If none has it, :func:`fetch` downloads it into the
+cache (only on request: ``download=True`` or ``phd data fetch``) with pooch
+(progress bar, hash check when a hash is known, atomic placement). Yelp's
+terms forbid redistribution, so its loader explains where to put the file.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import DataNotFoundError
+
+GROUPLENS = "https://files.grouplens.org/datasets/movielens/"
+
+
+@dataclass(frozen=True)
+class Source:
+    """How to find, read and fetch one dataset.
+
+    ``files``: candidate paths relative to a data directory, first found wins.
+    ``fmt``: a format of :mod:`phdlib.data.formats`. ``scale``/``step``: the
+    raw rating scale (min, max) and its step. ``fingerprint``: the known
+    content fingerprint, or None when this build knows none. ``url``: where
+    to download it (None: the user must fetch it). ``member``: the file inside
+    the downloaded zip (None: the download is the file). ``archive_hash``:
+    ``"sha256:..."`` of the download when known. ``half_stars``: the raw
+    ratings use half stars (ML-10M and the MovieLens CSV sets).
+    """
+
+    name: str
+    files: tuple[str, ...]
+    fmt: str
+    scale: tuple[float, float] = (1.0, 5.0)
+    step: float = 1.0
+    fingerprint: str | None = None
+    url: str | None = None
+    member: str | None = None
+    archive_hash: str | None = None
+    half_stars: bool = False
+    how_to_get: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+SOURCES: dict[str, Source] = {
+    s.name: s
+    for s in [
+        Source("ml-100k", ("ml-100k/u.data",), "u.data",
+               fingerprint="49d705b283cc0c7dd302c1340b50f334570e979d3b8d5a85c498c2ddc90e7577",
+               url=GROUPLENS + "ml-100k.zip", member="ml-100k/u.data"),
+        Source("ml-1m", ("ml-1m/ratings.dat",), "dat",
+               fingerprint="2dad134c8b493373beed8d2a42e18ec2a93606fd957bd76c0bfbdef5c514b985",
+               url=GROUPLENS + "ml-1m.zip", member="ml-1m/ratings.dat"),
+        Source("ml-10m", ("ml-10m/ratings.dat", "ml-10M100K/ratings.dat"), "dat",
+               scale=(0.5, 5.0), step=0.5, half_stars=True,
+               url=GROUPLENS + "ml-10m.zip", member="ml-10M100K/ratings.dat"),
+        Source("ml-20m", ("ml-20m/ratings.csv",), "movielens-csv", scale=(0.5, 5.0), step=0.5,
+               half_stars=True, url=GROUPLENS + "ml-20m.zip", member="ml-20m/ratings.csv"),
+        Source("ml-25m", ("ml-25m/ratings.csv",), "movielens-csv", scale=(0.5, 5.0), step=0.5,
+               half_stars=True, url=GROUPLENS + "ml-25m.zip", member="ml-25m/ratings.csv"),
+        Source("ml-latest-small", ("ml-latest-small/ratings.csv",), "movielens-csv",
+               scale=(0.5, 5.0), step=0.5, half_stars=True,
+               url=GROUPLENS + "ml-latest-small.zip", member="ml-latest-small/ratings.csv"),
+        Source("yelp", ("yelp/review.json", "yelp/yelp_academic_dataset_review.json",
+                        "yelp_academic_dataset_review.json"), "yelp-json",
+               how_to_get=("Yelp's terms do not allow redistribution: download the Yelp dataset "
+                           "yourself from https://www.yelp.com/dataset (the paper used the 2016 "
+                           "challenge release), unpack it and put its review file at "
+                           "<data dir>/yelp/review.json (or yelp/yelp_academic_dataset_review.json)")),
+        Source("amazon", ("amazon/ratings_Books.csv",), "amazon-csv",
+               url="http://snap.stanford.edu/data/amazon/productGraph/categoryFiles/ratings_Books.csv"),
+    ]
+}
+
+PAPER_DATASETS = ("yelp", "ml-1m", "ml-10m", "amazon")
+
+
+def source(name: str) -> Source:
+    """The :class:`Source` of ``name``; a clear error for unknown names."""
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(SOURCES))}, synthetic") from None
+
+
+def cache_dir() -> Path:
+    """Per-user cache root: ``PHD_CACHE_DIR``, else ``platformdirs.user_cache_dir('phdlib')``."""
+    env = os.environ.get("PHD_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("phdlib"))
+
+
+def search_dirs(data_dir=None) -> list[tuple[str, Path]]:
+    """(label, directory) pairs in search order."""
+    out = []
+    if data_dir is not None:
+        out.append(("data_dir argument", Path(data_dir).expanduser()))
+    env = os.environ.get("PHD_DATA_DIR")
+    if env:
+        out.append(("PHD_DATA_DIR", Path(env).expanduser()))
+    out.append(("per-user cache", cache_dir() / "raw"))
+    return out
+
+
+def locate(name: str, data_dir=None) -> Path | None:
+    """Path of the raw file of ``name`` in the first directory that has it, else None."""
+    src = source(name)
+    for _, d in search_dirs(data_dir):
+        for rel in src.files:
+            p = d / rel
+            if p.is_file():
+                return p
+    return None
+
+
+def not_found_message(name: str, data_dir=None) -> str:
+    src = source(name)
+    looked = "; ".join(f"{lab}: {d}" for lab, d in search_dirs(data_dir))
+    want = " or ".join(src.files)
+    msg = (f"dataset {name!r} not found (looked for {want} under {looked}). Provide it in one of "
+           f"three ways: (1) pass data_dir=DIR (--data-dir DIR) with DIR/{src.files[0]}; "
+           f"(2) set PHD_DATA_DIR=DIR; (3) ")
+    if src.url:
+        msg += (f"download it into the per-user cache {cache_dir() / 'raw'} with "
+                f"`phd data fetch --dataset {name}` or load_dataset({name!r}, download=True) "
+                f"(from {src.url}).")
+    else:
+        msg += f"put it into the per-user cache {cache_dir() / 'raw'}. {src.how_to_get}."
+    return msg
+
+
+def fetch(name: str, url: str | None = None, known_hash: str | None = None,
+          progress: bool = True) -> Path:
+    """Download ``name`` into ``<cache_dir()>/raw`` and return its raw file's path.
+
+    ``url``/``known_hash`` override the registry (tests point them at a local
+    server). pooch downloads to a temporary file, checks ``known_hash``
+    (``"sha256:<hex>"``, when given) and moves it into place; the member of a
+    zip is extracted to a temporary file and renamed, so an interrupted fetch
+    leaves nothing half-written. The content fingerprint is checked by the
+    loader afterwards.
+    """
+    import pooch
+
+    src = source(name)
+    url = url or src.url
+    if not url:
+        raise DataNotFoundError(f"dataset {name!r} cannot be downloaded by phdlib. {src.how_to_get}.")
+    known_hash = known_hash if known_hash is not None else src.archive_hash
+    raw = cache_dir() / "raw"
+    downloads = raw / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    target = raw / src.files[0]
+    fname = url.rstrip("/").rsplit("/", 1)[-1]
+    try:
+        got = Path(pooch.retrieve(url, known_hash=known_hash, fname=fname, path=downloads,
+                                  progressbar=progress))
+    except Exception as exc:  # requests/pooch errors: name the URL
+        raise DataNotFoundError(f"could not download {name!r} from {url}: {exc}. "
+                                + not_found_message(name)) from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if src.member is None:
+        if got != target:
+            _atomic_copy(got, target)
+        return target
+    with zipfile.ZipFile(got) as zf:
+        names = zf.namelist()
+        member = src.member if src.member in names else next(
+            (n for n in names if n.endswith("/" + src.member.rsplit("/", 1)[-1])), None)
+        if member is None:
+            raise DataNotFoundError(f"{got} (from {url}) has no member {src.member!r}")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".fetch-")
+        try:
+            with os.fdopen(fd, "wb") as out, zf.open(member) as inp:
+                shutil.copyfileobj(inp, out, 1 << 20)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return target
+
+
+def _atomic_copy(src: Path, dst: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=dst.parent, prefix=".fetch-")
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
