@@ -76,3 +76,22 @@ def table1(dataset: str, bits: int) -> dict[str, dict[str, float]]:
     """
     block = TABLE1.get(dataset, {}).get(int(bits), {})
     return {m: dict(zip(TABLE1_METRICS, v)) for m, v in block.items()}
+
+#: Table 1, bottom ("Dataset properties"), after removing users and items with
+#: fewer than 10 ratings: ``DATA_STATS[dataset] = {users, items, ratings, density}``
+#: (density as printed, in percent).
+DATA_STATS: dict[str, dict[str, float]] = {
+    "yelp": {"users": 22_087, "items": 14_873, "ratings": 602_517, "density": 0.18},
+    "ml-1m": {"users": 6_040, "items": 3_260, "ratings": 998_539, "density": 5.07},
+    "ml-10m": {"users": 69_878, "items": 9_708, "ratings": 9_995_471, "density": 1.47},
+    "amazon": {"users": 158_650, "items": 128_939, "ratings": 4_701_968, "density": 0.02},
+}
+
+#: Split sizes hard-coded in the released code (not printed in the paper):
+#: ``RELEASED_SPLITS[dataset] = {train, valid, test}``.
+RELEASED_SPLITS: dict[str, dict[str, int]] = {
+    "ml-1m": {"train": 420_336, "valid": 77_436, "test": 500_767},
+    "ml-10m": {"train": 4_201_261, "valid": 779_388, "test": 5_014_822},
+    "yelp": {"train": 241_876, "valid": 54_245, "test": 306_396},
+    "amazon": {"train": 1_896_886, "valid": 417_192, "test": 2_387_890},
+}
