@@ -35,7 +35,8 @@ from . import split as _split
 from . import synthetic as _synthetic
 from .errors import DataError, DataFormatError, DataNotFoundError, FingerprintMismatch
 from .formats import FORMATS, RawRatings, content_fingerprint, read_ratings
-from .sources import PAPER_DATASETS, SOURCES, cache_dir, fetch, locate, source
+from .sources import PAPER_DATASETS, SOURCES, cache_dir, locate, source
+from .sources import fetch as _fetch_raw
 from .split import split_sizes
 from .tables import Dataset, Ratings, Split
 
@@ -176,7 +177,7 @@ def load_dataset(name: str, data_dir=None, verify: bool = True, min_ratings: int
             from .sources import not_found_message
 
             raise DataNotFoundError(not_found_message(name, data_dir))
-        path = fetch(name)
+        path = fetch(name, verify=verify)["path"]
     memo_path = None
     if cache:
         fsha = _cache.file_sha256(path)
@@ -232,6 +233,27 @@ def _load_synthetic(min_ratings=10, filtering="once", cache=True, **options) -> 
     return ds
 
 
+def fetch(name: str, url: str | None = None, known_hash: str | None = None, verify: bool = True,
+          progress: bool = True) -> dict:
+    """Download ``name`` into the per-user cache and check its content fingerprint.
+
+    Returns ``{"path", "fingerprint", "known_fingerprint", "verified", "rows"}``.
+    With ``verify`` a fingerprint that differs from the known one removes the
+    downloaded file and raises :class:`FingerprintMismatch`. ``url``/
+    ``known_hash`` (``"sha256:<hex>"``) override the registry.
+    """
+    src = source(name)
+    path = _fetch_raw(name, url=url, known_hash=known_hash, progress=progress)
+    raw = read_ratings(path, src.fmt, src.scale, src.step)
+    try:
+        _check_fingerprint(name, path, raw.fingerprint, verify)
+    except FingerprintMismatch:
+        path.unlink(missing_ok=True)
+        raise
+    return {"path": path, "fingerprint": raw.fingerprint, "known_fingerprint": src.fingerprint,
+            "verified": bool(verify and src.fingerprint), "rows": len(raw)}
+
+
 def _dataset_key_of(ds: Dataset) -> str:
     return _cache.dataset_key(ds.fingerprint, ds.preprocessing)
 
@@ -273,3 +295,8 @@ def load_split(name: str, seed: int = 0, data_dir=None, cache: bool = True, **pr
     if cache:
         _cache.save_npz(path, part=part)
     return _make_split(ds, part, seed)
+
+
+from .summary import histogram, per_item, per_user, stats  # noqa: E402
+
+__all__ += ["stats", "histogram", "per_user", "per_item"]

@@ -1,0 +1,112 @@
+"""``phd data``: dataset statistics and downloads.
+
+``phd data stats --dataset NAME [--data-dir D] [--seed S] [--json]`` prints
+users, items, ratings, density, the rating histogram and the split sizes;
+``phd data fetch --dataset NAME`` downloads a dataset into the per-user cache
+and verifies its content fingerprint.
+"""
+from __future__ import annotations
+
+import sys
+
+from ._common import add_json_flag, dump_json, fail
+
+
+def _prep_args(args) -> dict:
+    out = {"verify": not args.no_verify, "min_ratings": args.min_ratings,
+           "filtering": args.filtering}
+    return out
+
+
+def _stats(args) -> int:
+    from .. import data
+    from ..paper import DATA_STATS, RELEASED_SPLITS
+
+    try:
+        split = data.load_split(args.dataset, seed=args.seed, data_dir=args.data_dir,
+                                download=args.download, **_prep_args(args))
+    except (data.DataError, FileNotFoundError, KeyError, TypeError) as exc:
+        return fail(str(exc).strip("'\""))
+    s = data.stats(split)
+    s["paper"] = DATA_STATS.get(split.dataset.name)
+    s["released_split"] = RELEASED_SPLITS.get(split.dataset.name)
+    if args.json:
+        dump_json(s)
+        return 0
+    kind = "  [SYNTHETIC data, not a real dataset]" if s["synthetic"] else ""
+    print(f"{s['dataset']}{kind}  (from {s['source']})")
+    print(f"  fingerprint {s['fingerprint']}  ({s['raw_rows']:,} raw rows)")
+    p = s["preprocessing"]
+    print(f"  preprocessing: first rating per (user, item); users/items with < {p['min_ratings']} "
+          f"ratings removed ({p['filtering']}); half stars doubled: {p['double_half_stars']}")
+    paper = s["paper"] or {}
+
+    def row(label, ours, key, fmt="{:,}"):
+        extra = f"   (paper: {fmt.format(paper[key])})" if key in paper else ""
+        print(f"  {label:<10}{fmt.format(ours):>12}{extra}")
+
+    row("users", s["users"], "users")
+    row("items", s["items"], "items")
+    row("ratings", s["ratings"], "ratings")
+    row("density", 100 * s["density"], "density", "{:.2f}%")
+    lo, hi = s["rating_scale"]
+    print(f"  rating scale {lo:g}..{hi:g}; histogram:")
+    total = s["ratings"]
+    for v, c in s["histogram"].items():
+        print(f"    {v:>4}  {c:>10,}  {100 * c / total:5.1f}%")
+    for what in ("ratings_per_user", "ratings_per_item"):
+        d = s[what]
+        print(f"  {what.replace('_', ' ')}: min {d['min']}, median {d['median']:g}, "
+              f"mean {d['mean']:.1f}, max {d['max']}")
+    rel = s["released_split"] or {}
+    print(f"  split (seed {s['seed']}, fingerprint {s['split_fingerprint']}):")
+    for part in ("train", "valid", "test"):
+        extra = f"   (released code: {rel[part]:,})" if part in rel else ""
+        print(f"    {part:<6}{s['split'][part]:>12,}{extra}")
+    return 0
+
+
+def _fetch(args) -> int:
+    from .. import data
+
+    try:
+        out = data.fetch(args.dataset, url=args.url, verify=not args.no_verify,
+                         progress=not args.json and sys.stderr.isatty())
+    except (data.DataError, FileNotFoundError, KeyError) as exc:
+        return fail(str(exc).strip("'\""))
+    out = {"dataset": args.dataset, **out}
+    known = out["known_fingerprint"]
+    path = out["path"]
+    if args.json:
+        dump_json(out)
+    else:
+        state = ("verified against the known fingerprint" if out["verified"]
+                 else "no known fingerprint in this build: not verified" if not known
+                 else "NOT verified (--no-verify)")
+        print(f"{args.dataset}: {path} ({out['rows']:,} rows)\n  fingerprint {out['fingerprint']} ({state})")
+    return 0
+
+
+def _common(p) -> None:
+    p.add_argument("--dataset", required=True, help="ml-1m, ml-100k, ml-10m, yelp, amazon, synthetic, ...")
+    p.add_argument("--no-verify", action="store_true",
+                   help="accept a content fingerprint that differs from the known one")
+    add_json_flag(p)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("data", help="dataset statistics and downloads")
+    dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
+    dsub.required = True
+    s = dsub.add_parser("stats", help="users, items, ratings, density, histogram, split sizes")
+    _common(s)
+    s.add_argument("--data-dir", default=None, help="searched before PHD_DATA_DIR and the cache")
+    s.add_argument("--seed", type=int, default=0, help="seed of the split")
+    s.add_argument("--min-ratings", type=int, default=10, help="remove users/items with fewer")
+    s.add_argument("--filtering", choices=("once", "until_stable"), default="once")
+    s.add_argument("--download", action="store_true", help="download the dataset if it is missing")
+    s.set_defaults(func=_stats)
+    f = dsub.add_parser("fetch", help="download into the per-user cache and verify")
+    _common(f)
+    f.add_argument("--url", default=None, help="download from this URL instead of the official one")
+    f.set_defaults(func=_fetch)
