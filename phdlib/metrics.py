@@ -53,7 +53,7 @@ KINDS = ("dissimilarity", "score")
 
 __all__ = [
     "TIES", "DISCOUNTS", "KINDS", "discounts", "gains", "ranked_ratings", "ndcg", "mrr",
-    "evaluate", "summarize", "benchmark",
+    "evaluate", "summarize", "tie_profile", "benchmark",
 ]
 
 
@@ -308,6 +308,66 @@ def summarize(per_user: pd.DataFrame) -> dict:
     out = {c: float(per_user[c].mean()) for c in cols}
     out["users"] = int(len(per_user))
     return out
+
+
+def tie_profile(user, values, ks: Iterable[int] = (5, 10), rating=None,
+                kind: str = "dissimilarity") -> pd.DataFrame:
+    """How much each user's test items tie: one row per user, sorted by id.
+
+    user: int (N,); values: (N,) dissimilarities or scores; rating: optional
+    (N,) ratings. Columns: ``user``, ``n_test``, ``n_distinct`` (distinct
+    values among the user's items), ``tied_items`` (items sharing their value
+    with another item of the same user), ``largest_tie`` (size of the largest
+    tie group), ``straddles@k`` for each k (True where a tie group covers
+    both position k and k + 1, so the tie rule decides which items enter the
+    top k) and, with ``rating``, ``top_tie`` (size of the first tie group
+    that holds an item with the user's highest rating: 1 means MRR does not
+    depend on the tie rule).
+    """
+    _check_choice("kind", kind, KINDS)
+    ks = tuple(_check_k(k) for k in ks)
+    u = np.asarray(user)
+    if u.ndim != 1 or u.dtype.kind not in "iu":
+        raise ValueError(f"user must be a 1-d integer array; got shape {u.shape}, dtype {u.dtype}")
+    v = _as_1d("values", values)
+    if v.shape != u.shape:
+        raise ValueError(f"user and values must have the same length; got {u.shape[0]} and {v.shape[0]}")
+    key = v if kind == "dissimilarity" else -v
+    order = np.lexsort((key, u))
+    us, kk = u[order], key[order]
+    new_user = np.concatenate(([True], us[1:] != us[:-1]))
+    new_group = new_user | np.concatenate(([True], kk[1:] != kk[:-1]))
+    ustart = np.flatnonzero(new_user)
+    uid = np.cumsum(new_user) - 1
+    gstart = np.flatnonzero(new_group)
+    gsize = np.diff(np.concatenate((gstart, [us.shape[0]])))
+    gid = np.cumsum(new_group) - 1
+    n_users = ustart.shape[0]
+    n_test = np.diff(np.concatenate((ustart, [us.shape[0]])))
+    g_user = uid[gstart]
+    out = {"user": us[ustart], "n_test": n_test,
+           "n_distinct": np.bincount(g_user, minlength=n_users),
+           "tied_items": np.bincount(g_user, weights=gsize * (gsize > 1), minlength=n_users).astype(np.int64),
+           "largest_tie": np.maximum.reduceat(gsize, np.flatnonzero(np.concatenate(([True], g_user[1:] != g_user[:-1]))))}
+    a = gstart - ustart[g_user]          # first 0-based position of each group within its user
+    b = a + gsize
+    for k in ks:
+        out[f"straddles@{k}"] = np.bincount(g_user, weights=(a < k) & (b > k), minlength=n_users) > 0
+    if rating is not None:
+        r = _as_1d("rating", rating)
+        if r.shape != u.shape:
+            raise ValueError(f"user and rating must have the same length; got {u.shape[0]} and {r.shape[0]}")
+        rs = r[order]
+        umax = np.maximum.reduceat(rs, ustart)
+        hit = rs == umax[uid]
+        g_hit = np.bincount(gid, weights=hit, minlength=gstart.shape[0]) > 0
+        # first group with a hit, per user: groups are in rank order within users
+        first = np.full(n_users, -1)
+        gh = np.flatnonzero(g_hit)
+        first_idx = np.unique(g_user[gh], return_index=True)[1]
+        first[g_user[gh[first_idx]]] = gh[first_idx]
+        out["top_tie"] = gsize[first]
+    return pd.DataFrame(out)
 
 
 # --------------------------------------------------------------------------- benchmark

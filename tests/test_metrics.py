@@ -358,3 +358,32 @@ def test_summarize_means_over_users():
                                               for u in np.unique(user)]))
     with pytest.raises(ValueError, match="mrr"):
         M.summarize(df.drop(columns="mrr"))
+
+
+# --------------------------------------------------------------------------- tie profile
+
+
+def test_tie_profile_against_per_user_counts():
+    user, rating, values = _flat(12, n_users=80, n=1500, levels=6)
+    tp = M.tie_profile(user, values, ks=(1, 5, 10), rating=rating)
+    assert tp["user"].tolist() == sorted(set(user.tolist()))
+    for row in tp.itertuples(index=False):
+        m = user == row.user
+        v = np.sort(values[m])
+        _, counts = np.unique(v, return_counts=True)
+        assert row.n_test == m.sum()
+        assert row.n_distinct == len(counts)
+        assert row.tied_items == counts[counts > 1].sum()
+        assert row.largest_tie == counts.max()
+        for k in (1, 5, 10):
+            straddles = len(v) > k and v[k - 1] == v[k]
+            assert getattr(row, f"_{ {1: 5, 5: 6, 10: 7}[k]}") == straddles
+            # no straddling tie: the tie rule cannot change NDCG@k
+            if not straddles:
+                assert M.ndcg(rating[m], values[m], k, ties="optimistic") == pytest.approx(
+                    M.ndcg(rating[m], values[m], k, ties="pessimistic"), abs=1e-12)
+        top = rating[m].max()
+        first_level = values[m][rating[m] == top].min()
+        assert row.top_tie == np.sum(values[m] == first_level)
+        if row.top_tie == 1:
+            assert M.mrr(rating[m], values[m], ties="optimistic") == M.mrr(rating[m], values[m], ties="pessimistic")
