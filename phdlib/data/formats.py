@@ -172,6 +172,8 @@ def _read_delimited(path: Path, delimiter: str, ncols: int, skip_rows: int = 0):
     except pa.ArrowInvalid as exc:
         sep = delimiter.encode()
         found = _first_bad_line(path, lambda line: line.count(sep) == ncols - 1, start=skip_rows + 1)
+        if found is None and "Empty CSV" in str(exc):
+            raise DataFormatError(path, skip_rows + 1, "", "no rating lines (expected at least one)") from None
         if found is None:  # pragma: no cover - pyarrow failed for another reason
             raise DataFormatError(path, 0, "", f"unreadable: {exc}") from exc
         raise DataFormatError(path, found[0], found[1], _field_reason(delimiter, ncols)) from None
@@ -179,7 +181,14 @@ def _read_delimited(path: Path, delimiter: str, ncols: int, skip_rows: int = 0):
         raise DataFormatError(path, skip_rows + 1, _line_at(path, skip_rows + 1), _field_reason(delimiter, ncols))
     if table.num_rows == 0:
         raise DataFormatError(path, skip_rows + 1, "", "no rating lines (expected at least one)")
-    return [table.column(i).combine_chunks() for i in range(ncols)]
+    cols = [table.column(i).combine_chunks() for i in range(ncols)]
+    # pyarrow reads an empty line as a row of empty fields: it is an error here
+    empty = pc.equal(pc.utf8_length(cols[0]), 0)
+    for c in cols[1:]:
+        empty = pc.and_(empty, pc.equal(pc.utf8_length(c), 0))
+    _check_rows(path, None, pc.invert(empty), skip_rows,
+                "empty line: " + _field_reason(delimiter, ncols))
+    return cols
 
 
 def _field_reason(delimiter: str, ncols: int) -> str:
