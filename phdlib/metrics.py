@@ -53,7 +53,7 @@ KINDS = ("dissimilarity", "score")
 
 __all__ = [
     "TIES", "DISCOUNTS", "KINDS", "discounts", "gains", "ranked_ratings", "ndcg", "mrr",
-    "evaluate", "summarize", "tie_profile", "benchmark",
+    "evaluate", "summarize", "tie_profile", "compare_tie_rules", "benchmark",
 ]
 
 
@@ -368,6 +368,38 @@ def tie_profile(user, values, ks: Iterable[int] = (5, 10), rating=None,
         first[g_user[gh[first_idx]]] = gh[first_idx]
         out["top_tie"] = gsize[first]
     return pd.DataFrame(out)
+
+
+def compare_tie_rules(user, rating, values, ks: Iterable[int] = (5, 10),
+                      kind: str = "dissimilarity", discounts_: Iterable[str] = DISCOUNTS,
+                      random_seeds: Iterable[int] = range(10)) -> pd.DataFrame:
+    """Means over users of NDCG@k and MRR under every tie rule and discount.
+
+    user, rating, values: (N,) flat test arrays as for :func:`evaluate`.
+    ``random`` is drawn once per seed of ``random_seeds``; its row gives the
+    mean over the draws and ``*_sd`` columns their standard deviation (0 for
+    the other rules). Returns one row per (discount, ties): columns
+    ``discount``, ``ties``, ``draws``, ``ndcg@k``..., ``mrr``, ``ndcg@k_sd``...,
+    ``mrr_sd``.
+    """
+    ks = tuple(ks)
+    seeds = list(random_seeds)
+    rows = []
+    for disc in discounts_:
+        for t in TIES:
+            draws = seeds if t == "random" else [0]
+            if not draws:
+                continue
+            sums = [summarize(evaluate(user, rating, values, ks=ks, ties=t, discount=disc,
+                                       kind=kind, seed=s)) for s in draws]
+            row = {"discount": disc, "ties": t, "draws": len(draws)}
+            cols = [f"ndcg@{k}" for k in ks] + ["mrr"]
+            for c in cols:
+                vals = np.array([x[c] for x in sums])
+                row[c] = float(vals.mean())
+                row[c + "_sd"] = float(vals.std(ddof=1)) if len(vals) > 1 else 0.0
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- benchmark

@@ -388,3 +388,18 @@ def test_tie_profile_against_per_user_counts():
         assert row.top_tie == np.sum(values[m] == first_level)
         if row.top_tie == 1:
             assert M.mrr(rating[m], values[m], ties="optimistic") == M.mrr(rating[m], values[m], ties="pessimistic")
+
+
+def test_compare_tie_rules_table():
+    user, rating, values = _flat(13, n_users=60, n=1200, levels=5)
+    t = M.compare_tie_rules(user, rating, values, random_seeds=[0, 1, 2])
+    assert len(t) == len(M.DISCOUNTS) * len(M.TIES)
+    for disc, g in t.groupby("discount"):
+        g = g.set_index("ties")
+        for c in ("ndcg@5", "ndcg@10", "mrr"):
+            assert g.loc["optimistic", c] >= g.loc["expected", c] >= g.loc["pessimistic", c]
+            want = np.mean([M.summarize(M.evaluate(user, rating, values, ties="random", seed=s,
+                                                   discount=disc))[c] for s in (0, 1, 2)])
+            assert g.loc["random", c] == pytest.approx(want, abs=1e-12)
+            assert g.loc["random", c + "_sd"] > 0 and g.loc["input", c + "_sd"] == 0
+        assert g.loc["random", "draws"] == 3
