@@ -358,7 +358,16 @@ def run_grid(cells: Iterable[Cell], jobs: int | None = None, root=None, data_dir
         raise methods.MethodNotAvailable(
             f"method(s) {names} are not part of this build of phdlib; "
             f"pass skip_unavailable=True to run the others")
-    todo = [c for c, s in zip(st["cell"], st["status"]) if s == "missing"]
+    # cells whose configs resolve to the same run (same key) are trained once
+    todo, twins = [], {}
+    for c, s, k in zip(st["cell"], st["status"], st["key"]):
+        if s != "missing":
+            continue
+        if k in twins:
+            twins[k].append(c)
+        else:
+            twins[k] = [c]
+            todo.append(c)
     todo.sort(key=_cost, reverse=True)
     pos = {c: i for i, c in enumerate(st["cell"])}
     outcomes = []
@@ -370,16 +379,18 @@ def run_grid(cells: Iterable[Cell], jobs: int | None = None, root=None, data_dir
             for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir))
                            for c in todo):
                 outcomes.append(out)
-                i = pos[out["cell"]]
-                st.at[i, "seconds"] = out["seconds"]
-                if out["ok"]:
-                    st.at[i, "status"] = "ran"
-                    st.at[i, "key"] = out["key"]
-                    st.at[i, "path"] = out["path"]
-                    st.at[i, "ndcg@10"] = out["metrics"].get("ndcg@10", float("nan"))
-                else:
-                    st.at[i, "status"] = "failed"
-                    st.at[i, "error"] = out["error"]
+                key = st.at[pos[out["cell"]], "key"]
+                for j, twin in enumerate(twins[key]):
+                    i = pos[twin]
+                    st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
+                    if out["ok"]:
+                        st.at[i, "status"] = "ran" if j == 0 else "stored"
+                        st.at[i, "key"] = out["key"]
+                        st.at[i, "path"] = out["path"]
+                        st.at[i, "ndcg@10"] = out["metrics"].get("ndcg@10", float("nan"))
+                    else:
+                        st.at[i, "status"] = "failed"
+                        st.at[i, "error"] = out["error"]
                 bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
                                     f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
                 bar.update(1)

@@ -183,3 +183,11 @@ def test_select_and_load_runs(fake):
     assert list(det) == [cells[1]]
     with pytest.raises(LookupError, match="no stored run"):
         E.load_runs([E.Cell("d", "fake", 16, 0)])
+
+
+def test_cells_with_the_same_resolved_config_train_once(fake):
+    # an explicit option equal to the default resolves to the same run
+    cells = [E.Cell("d", "fake", 8, 0), E.Cell("d", "fake", 8, 0, (("train_sampling", "stochastic"),))]
+    rep = E.run_grid(cells, progress=False)
+    assert len(CALLS) == 1 and sorted(rep["status"]) == ["ran", "stored"]
+    assert rep["key"].nunique() == 1 and rep["path"].nunique() == 1
