@@ -207,7 +207,8 @@ def _load_synthetic(min_ratings=10, filtering="once", cache=True, **options) -> 
     params = {**_synthetic.DEFAULTS, **options}
     params["rating_scale"] = [float(x) for x in params["rating_scale"]]
     prep = {**_prep_params(SYNTHETIC, min_ratings, filtering, False), "generator": params}
-    key = _cache.short_hash({"synthetic": prep, "version": _cache.CACHE_VERSION})
+    key = _cache.short_hash({"synthetic": prep, "version": _cache.CACHE_VERSION,
+                            "generator_version": _synthetic.VERSION})
     if cache:
         ds = _load_cached_dataset(SYNTHETIC, key)
         if ds is not None:

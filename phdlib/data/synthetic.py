@@ -11,7 +11,7 @@ Generative model, all from ``numpy.random.default_rng(seed)``:
   that the total is ``density * n_users * n_items`` (ML-1M-like skew), at
   most ``n_items``;
 - which items: drawn without replacement with log-normal item popularity
-  (Gumbel top-k), then items short of ``min_ratings`` get extra random users,
+  (Efraimidis-Spirakis keys), then items short of ``min_ratings`` get extra random users,
   so the usual filter removes nothing;
 - the rating: ``r_min + (r_max - r_min) * (1 - PHD(u, i) / popcount(u))``
   plus Gaussian noise of std ``noise``, rounded and clipped to the scale; a
@@ -23,6 +23,9 @@ density 5.07% (about 998,500 ratings), 1..5 stars.
 from __future__ import annotations
 
 import numpy as np
+
+#: Bump when the generator's output for given parameters changes (part of the cache key).
+VERSION = 2
 
 DEFAULTS = dict(n_users=6040, n_items=3260, density=0.0507, bits=32, noise=0.5,
                 data_seed=0, rating_scale=(1.0, 5.0))
@@ -65,37 +68,46 @@ def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, 
     w = rng.lognormal(0.0, 1.0, n_users)
     counts = k + np.floor(extra * w / w.sum()).astype(np.int64)
     counts = np.minimum(counts, n_items)
-    log_pop = rng.normal(0.0, 1.0, n_items)
+    pop = rng.lognormal(0.0, 1.0, n_items).astype(np.float32)
 
+    # Efraimidis-Spirakis: the c largest log(U)/pop are a popularity-weighted
+    # sample without replacement; users in order of their count, so that each
+    # chunk needs only a partial sort up to its largest count.
     users, items = [], []
+    by_count = np.argsort(counts, kind="stable")
     chunk = max(1, 2_000_000 // n_items)
     for s in range(0, n_users, chunk):
-        e = min(n_users, s + chunk)
-        g = log_pop[None, :] + rng.gumbel(size=(e - s, n_items))
-        order = np.argsort(-g, axis=1)
-        c = counts[s:e]
-        take = np.arange(n_items)[None, :] < c[:, None]
-        users.append(np.repeat(np.arange(s, e), c))
-        items.append(order[take])
+        rows = by_count[s:s + chunk]
+        c = counts[rows]
+        kmax = int(c.max())
+        keys = np.log(np.float32(1.0) - rng.random((rows.size, n_items), dtype=np.float32)) / pop[None, :]
+        if kmax < n_items:
+            part = np.argpartition(-keys, kmax - 1, axis=1)[:, :kmax]
+        else:
+            part = np.broadcast_to(np.arange(n_items), (rows.size, n_items))
+        sub = np.take_along_axis(keys, part, axis=1)
+        top = np.take_along_axis(part, np.argsort(-sub, axis=1, kind="stable"), axis=1)
+        take = np.arange(kmax)[None, :] < c[:, None]
+        users.append(np.repeat(rows, c))
+        items.append(top[take])
     user = np.concatenate(users)
     item = np.concatenate(items)
 
+    # items short of k ratings get random extra users who have not rated them
     ic_count = np.bincount(item, minlength=n_items)
     short = np.flatnonzero(ic_count < k)
     if short.size:
-        key = set((user.astype(np.int64) * n_items + item).tolist()) if short.size else set()
         add_u, add_i = [], []
+        sel = np.isin(item, short)
+        su, si = user[sel], item[sel]
         for it in short:
-            need = k - int(ic_count[it])
-            for u in rng.permutation(n_users):
-                if need == 0:
-                    break
-                if int(u) * n_items + int(it) not in key:
-                    add_u.append(int(u))
-                    add_i.append(int(it))
-                    need -= 1
-        user = np.concatenate([user, np.array(add_u, dtype=user.dtype)])
-        item = np.concatenate([item, np.array(add_i, dtype=item.dtype)])
+            has = np.zeros(n_users, dtype=bool)
+            has[su[si == it]] = True
+            new_users = rng.permutation(np.flatnonzero(~has))[: k - int(ic_count[it])]
+            add_u.append(new_users)
+            add_i.append(np.full(new_users.size, it))
+        user = np.concatenate([user] + add_u)
+        item = np.concatenate([item] + add_i)
     order = np.lexsort((item, user))
     user, item = user[order].astype(np.int32), item[order].astype(np.int32)
 
