@@ -15,6 +15,7 @@ Both return float32 factor matrices ``P`` (n_users, dim) and ``Q``
 """
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -252,3 +253,285 @@ def als_objective(train, P: np.ndarray, Q: np.ndarray, reg: float, weighted: boo
 def scores(P: np.ndarray, Q: np.ndarray, user: np.ndarray, item: np.ndarray) -> np.ndarray:
     """Inner products ``<P[user[t]], Q[item[t]]>``: float64 (n,) for int (n,) pairs."""
     return _k.pair_scores(np.asarray(user, np.int32), np.asarray(item, np.int32), P, Q)
+
+
+# ---------------------------------------------------------------------------
+# MFmean / MFmedian: binarised MF vectors
+
+THRESHOLDS = ("mean", "median")
+SCOPES = ("separate", "joint")
+
+
+def binarize(P: np.ndarray, Q: np.ndarray, threshold: str = "mean", scope: str = "separate"):
+    """Per-dimension binarisation of MF vectors (MFmean / MFmedian).
+
+    Bit ``k`` of a vector is 1 when its ``k``-th coordinate is strictly above
+    the threshold ``t_k`` of dimension ``k``: the mean or the median of that
+    coordinate, computed
+
+    - ``scope="separate"``: over the users for user codes and over the items
+      for item codes (two thresholds per dimension);
+    - ``scope="joint"``: over users and items together (one threshold per
+      dimension, one space for both).
+
+    P: float (n_users, dim); Q: float (n_items, dim). Returns
+    ``(user_bits, item_bits, t_user, t_item)``: bool (n_users, dim),
+    bool (n_items, dim), float64 (dim,), float64 (dim,). With the median, each
+    bit is 1 for at most half of the rows it was computed over (exactly half,
+    rounded down, when the coordinates are distinct).
+    """
+    if threshold not in THRESHOLDS:
+        raise ValueError(f"threshold must be one of {THRESHOLDS}, got {threshold!r}")
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}, got {scope!r}")
+    P = np.asarray(P, np.float64)
+    Q = np.asarray(Q, np.float64)
+    if P.ndim != 2 or Q.ndim != 2 or P.shape[1] != Q.shape[1]:
+        raise ValueError(f"P and Q must be (n, dim) with one dim, got {P.shape} and {Q.shape}")
+    stat = np.mean if threshold == "mean" else np.median
+    if scope == "separate":
+        tu, ti = stat(P, axis=0), stat(Q, axis=0)
+    else:
+        tu = ti = stat(np.vstack([P, Q]), axis=0)
+    return P > tu, Q > ti, tu, ti
+
+
+# ---------------------------------------------------------------------------
+# evaluation helpers
+
+def _evaluate_scores(part, P, Q, ties: str):
+    """Per-user metrics of ``part`` (a Ratings) ranked by ``<P[u], Q[i]>``, larger first."""
+    from .. import metrics
+
+    v = scores(P, Q, part.user, part.item)
+    return metrics.evaluate(part.user, part.rating, v, kind="score", ties=ties)
+
+
+def pair_hamming(user_words: np.ndarray, item_words: np.ndarray, user, item) -> np.ndarray:
+    """Hamming distance of each (user[t], item[t]) pair of packed codes.
+
+    user_words: uint64 (n_users, w); item_words: uint64 (n_items, w);
+    user, item: int (n,). Returns int32 (n,) bit counts.
+    """
+    x = user_words[np.asarray(user)] ^ item_words[np.asarray(item)]
+    return np.bitwise_count(x).sum(axis=1, dtype=np.int32)
+
+
+def _evaluate_codes(part, user_words, item_words, ties: str):
+    from .. import metrics
+
+    d = pair_hamming(user_words, item_words, part.user, part.item)
+    return metrics.evaluate(part.user, part.rating, d, kind="dissimilarity", ties=ties)
+
+
+def _summary(per_user) -> dict:
+    from .. import metrics
+
+    return metrics.summarize(per_user)
+
+
+# ---------------------------------------------------------------------------
+# the methods of the registry (see phdlib.methods)
+
+class _TunedMF:
+    """MF fitted over a grid of (reg, passes), the point chosen on validation NDCG@10.
+
+    Passes are nested: one fit per ``reg`` runs to the largest pass count and
+    is validated at every pass count of the grid (the factors after ``n``
+    passes are exactly those of a fit with ``epochs=n``). Test metrics are
+    logged at every grid point for the chapter's sensitivity table and never
+    used to choose. ``tune=False`` fits the single point (``reg``, ``passes``).
+    """
+
+    name = ""
+    label = ""
+    passes_key = "passes"
+
+    def _fit(self, split, bits, seed, config, reg, epochs, callback):
+        raise NotImplementedError
+
+    def train(self, split, bits, seed, config, progress=False):
+        from ..results import Run
+
+        import pandas as pd
+        from tqdm.auto import tqdm
+
+        t_start = time.perf_counter()
+        ties = config["ties"]
+        if config["tune"]:
+            regs = [float(r) for r in config["reg_grid"]]
+            checkpoints = sorted({int(p) for p in config[f"{self.passes_key}_grid"]})
+        else:
+            regs = [float(config["reg"])]
+            checkpoints = [int(config[self.passes_key])]
+        if not regs or not checkpoints or min(checkpoints) < 1:
+            raise ValueError(f"{self.name}: empty grid or pass count < 1 in config {config}")
+        rows = []
+        best = {"score": -np.inf}
+        bar = tqdm(total=len(regs) * checkpoints[-1], desc=f"{self.name} {bits}b", unit="pass",
+                   disable=not progress, leave=False)
+        for reg in regs:
+            clock = {"train": 0.0, "t": time.perf_counter()}
+
+            def cb(ep, P, Q, reg=reg, clock=clock):
+                now = time.perf_counter()
+                clock["train"] += now - clock["t"]
+                bar.update(1)
+                if ep in checkpoints:
+                    pv = _evaluate_scores(split.valid, P, Q, ties)
+                    pt = _evaluate_scores(split.test, P, Q, ties)
+                    sv, st = _summary(pv), _summary(pt)
+                    rows.append({"reg": reg, self.passes_key: ep, "train_seconds": clock["train"],
+                                 **{f"valid_{k}": sv[k] for k in ("ndcg@5", "ndcg@10", "mrr")},
+                                 **{f"test_{k}": st[k] for k in ("ndcg@5", "ndcg@10", "mrr")}})
+                    if sv["ndcg@10"] > best["score"]:
+                        best.update(score=sv["ndcg@10"], reg=reg, epochs=ep, per_user=pt,
+                                    P=P.astype(np.float32), Q=Q.astype(np.float32))
+                clock["t"] = time.perf_counter()
+
+            self._fit(split, bits, seed, config, reg, checkpoints[-1], cb)
+        bar.close()
+        log = pd.DataFrame(rows)
+        log["chosen"] = (log["reg"] == best["reg"]) & (log[self.passes_key] == best["epochs"])
+        summary = _summary(best["per_user"])
+        summary.update({"reg": best["reg"], self.passes_key: best["epochs"],
+                        "valid_ndcg@10": best["score"],
+                        "train_seconds": float(log.loc[log["chosen"], "train_seconds"].iloc[0])})
+        return Run(method=self.name, dataset=split.dataset.name, bits=int(bits), seed=int(seed),
+                   config=dict(config), metrics=summary, per_user=best["per_user"],
+                   fingerprint=split.fingerprint, wall_seconds=time.perf_counter() - t_start,
+                   arrays={"user_vectors": best["P"], "item_vectors": best["Q"]}, log=log,
+                   extra={"chosen_on": f"validation ndcg@10, ties={ties}", "label": self.label})
+
+
+class SGDMF(_TunedMF):
+    """MF as the paper ran it: :func:`fit_sgd` (the CCCF repository's ``MF.m``).
+
+    Config: ``lr`` (0.001, the repository's), ``init`` ("uniform01"),
+    ``tune`` (True: grid below, chosen on validation NDCG@10), ``reg_grid``
+    (powers of ten 0.001..10), ``passes_grid`` (10, 20, 50, 100, 200),
+    ``reg`` / ``passes`` (the single point used when ``tune`` is False),
+    ``ties`` (the tie rule of the evaluation). Latent size = ``bits``.
+    """
+
+    name = "mf"
+    label = "MF (SGD, as in the CCCF repository; the paper's MF)"
+    passes_key = "passes"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {"lr": 0.001, "init": "uniform01", "tune": True,
+                "reg_grid": [0.001, 0.01, 0.1, 1.0, 10.0], "passes_grid": [10, 20, 50, 100, 200],
+                "reg": 1.0, "passes": 100, "ties": "expected"}
+
+    def _fit(self, split, bits, seed, config, reg, epochs, callback):
+        ds = split.dataset
+        return fit_sgd(split.train, ds.n_users, ds.n_items, int(bits), reg, epochs,
+                       lr=float(config["lr"]), seed=seed, init=config["init"], callback=callback)
+
+
+class ALSMF(_TunedMF):
+    """MF done well (our addition): :func:`fit_als`, reg and epochs chosen on validation.
+
+    Config: ``tune``, ``reg_grid``, ``epochs_grid``, ``reg`` / ``epochs``
+    (used when ``tune`` is False), ``weighted`` (ALS-WR regularisation),
+    ``init_scale``, ``ties``. Latent size = ``bits``.
+    """
+
+    name = "mf-als"
+    label = "MF (ALS; our addition)"
+    passes_key = "epochs"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {"tune": True, "reg_grid": [1.0, 3.0, 10.0, 30.0, 100.0],
+                "epochs_grid": [5, 10, 20, 40], "reg": 10.0, "epochs": 20,
+                "weighted": False, "init_scale": 0.1, "ties": "expected"}
+
+    def _fit(self, split, bits, seed, config, reg, epochs, callback):
+        ds = split.dataset
+        return fit_als(split.train, ds.n_users, ds.n_items, int(bits), reg, epochs, seed=seed,
+                       weighted=bool(config["weighted"]), init_scale=float(config["init_scale"]),
+                       callback=callback)
+
+
+class BinarizedMF:
+    """MFmean / MFmedian: MF vectors binarised per dimension, ranked by Hamming.
+
+    The vectors come from a stored (or freshly trained) run of the method
+    ``source`` (through :func:`phdlib.methods.run`, so they are the very
+    vectors that method reports). Config: ``source`` and ``scope`` (the
+    variant used when ``tune`` is False), ``tune`` (True: choose
+    (source, scope) among ``sources`` x ``scopes`` on validation NDCG@10),
+    ``ties``. With ``tune`` False the source run is itself trained with
+    ``tune=False`` (the quick profile).
+    """
+
+    def __init__(self, name: str, threshold: str):
+        self.name = name
+        self.threshold = threshold
+        self.label = f"MF{threshold}"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {"tune": True, "sources": ["mf"], "scopes": ["separate", "joint"],
+                "source": "mf", "scope": "separate", "ties": "expected"}
+
+    def train(self, split, bits, seed, config, progress=False):
+        from .. import codes as C
+        from .. import methods
+        from ..results import Run
+
+        import pandas as pd
+
+        t_start = time.perf_counter()
+        ties = config["ties"]
+        if config["tune"]:
+            variants = [(s, c) for s in config["sources"] for c in config["scopes"]]
+        else:
+            variants = [(config["source"], config["scope"])]
+        if not variants:
+            raise ValueError(f"{self.name}: no (source, scope) variant in config {config}")
+        rows, best = [], {"score": -np.inf}
+        source_runs = {}
+        for source, scope in variants:
+            if source not in source_runs:
+                ov = {} if config["tune"] else {"tune": False}
+                src = methods.run(source, split, bits, seed=seed, overrides=ov, progress=progress)
+                if "user_vectors" not in src.arrays:
+                    raise ValueError(f"{self.name}: source run {source!r} ({src.path}) stores no "
+                                     f"user_vectors/item_vectors")
+                source_runs[source] = src
+            src = source_runs[source]
+            t0 = time.perf_counter()
+            bu, bi, tu, ti = binarize(src.arrays["user_vectors"], src.arrays["item_vectors"],
+                                      self.threshold, scope)
+            uw, iw = C.pack(bu, "bool").words, C.pack(bi, "bool").words
+            secs = time.perf_counter() - t0
+            pv = _evaluate_codes(split.valid, uw, iw, ties)
+            pt = _evaluate_codes(split.test, uw, iw, ties)
+            sv, st = _summary(pv), _summary(pt)
+            rows.append({"source": source, "scope": scope, "source_key": src.key,
+                         "binarize_seconds": secs,
+                         "user_bit_balance": float(bu.mean()), "item_bit_balance": float(bi.mean()),
+                         **{f"valid_{k}": sv[k] for k in ("ndcg@5", "ndcg@10", "mrr")},
+                         **{f"test_{k}": st[k] for k in ("ndcg@5", "ndcg@10", "mrr")}})
+            if sv["ndcg@10"] > best["score"]:
+                best.update(score=sv["ndcg@10"], source=source, scope=scope, per_user=pt,
+                            uw=uw, iw=iw, tu=tu, ti=ti, src_key=src.key)
+        log = pd.DataFrame(rows)
+        log["chosen"] = (log["source"] == best["source"]) & (log["scope"] == best["scope"])
+        summary = _summary(best["per_user"])
+        summary.update({"source": best["source"], "scope": best["scope"],
+                        "valid_ndcg@10": best["score"]})
+        return Run(method=self.name, dataset=split.dataset.name, bits=int(bits), seed=int(seed),
+                   config=dict(config), metrics=summary, per_user=best["per_user"],
+                   fingerprint=split.fingerprint, wall_seconds=time.perf_counter() - t_start,
+                   arrays={"user_codes": best["uw"], "item_codes": best["iw"],
+                           "user_thresholds": best["tu"], "item_thresholds": best["ti"]},
+                   log=log, extra={"source_key": best["src_key"], "threshold": self.threshold,
+                                   "chosen_on": f"validation ndcg@10, ties={ties}",
+                                   "label": self.label})
+
+
+MF = SGDMF()
+MF_ALS = ALSMF()
+MF_MEAN = BinarizedMF("mf-mean", "mean")
+MF_MEDIAN = BinarizedMF("mf-median", "median")

@@ -1,0 +1,95 @@
+"""Sanity baselines (our addition): rankings that know nothing about the user.
+
+Under the paper's protocol each user ranks only their own rated test items
+(:mod:`phdlib.metrics`). These baselines give every user the *same* item
+order, so whatever they score measures how much of the task is solved
+without any personalisation:
+
+- ``random``: every item gets the same value, so all of a user's test items
+  tie; with ``ties="expected"`` the metrics are their exact expectation
+  under a uniformly random order (chance level).
+- ``item-mean``: items ranked by their mean training rating, higher first
+  (an item without training ratings gets the global mean training rating).
+- ``popularity``: items ranked by their number of training ratings, more
+  first.
+
+Each run stores ``item_scores`` (float64 ``(n_items,)``, larger ranks first)
+in ``Run.arrays``; :func:`item_scores` computes them.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["item_scores", "KINDS", "ITEM_MEAN", "POPULARITY", "RANDOM"]
+
+KINDS = ("random", "item-mean", "popularity")
+
+
+def item_scores(train, n_items: int, kind: str) -> np.ndarray:
+    """One score per item from the training ratings: float64 ``(n_items,)``.
+
+    train: a :class:`phdlib.data.Ratings` (item int32 ``(r,)``, rating
+    float32 ``(r,)``); kind: ``"random"`` (all 0), ``"item-mean"`` (mean
+    training rating; the global mean for items without training ratings) or
+    ``"popularity"`` (count of training ratings).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    item = np.asarray(train.item)
+    if item.size and (item.min() < 0 or item.max() >= n_items):
+        bad = int(item.min()) if item.min() < 0 else int(item.max())
+        raise ValueError(f"train.item holds id {bad}, outside 0..{n_items - 1}")
+    if kind == "random":
+        return np.zeros(n_items)
+    cnt = np.bincount(item, minlength=n_items).astype(np.float64)
+    if kind == "popularity":
+        return cnt
+    rating = np.asarray(train.rating, np.float64)
+    if rating.size == 0:
+        raise ValueError("train holds no ratings; the item mean is undefined")
+    total = np.bincount(item, weights=rating, minlength=n_items)
+    mean = np.full(n_items, rating.mean())
+    np.divide(total, cnt, out=mean, where=cnt > 0)
+    return mean
+
+
+class SanityBaseline:
+    """A registry method (see :mod:`phdlib.methods`) scoring items by :func:`item_scores`.
+
+    Config: ``ties`` (the tie rule of the evaluation). ``bits`` is ignored
+    (nothing is encoded) but kept in the run's identity like every method's.
+    """
+
+    def __init__(self, name: str, label: str):
+        if name not in KINDS:
+            raise ValueError(f"unknown sanity baseline {name!r}; expected one of {KINDS}")
+        self.name = name
+        self.label = label
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {"ties": "expected"}
+
+    def train(self, split, bits, seed, config, progress=False):
+        from .. import metrics
+        from ..results import Run
+
+        t0 = time.perf_counter()
+        s = item_scores(split.train, split.dataset.n_items, self.name)
+        t = split.test
+        per_user = metrics.evaluate(t.user, t.rating, s[t.item], kind="score", ties=config["ties"])
+        summary = metrics.summarize(per_user)
+        v = split.valid
+        vs = metrics.summarize(metrics.evaluate(v.user, v.rating, s[v.item], kind="score",
+                                                ties=config["ties"]))
+        summary["valid_ndcg@10"] = vs["ndcg@10"]
+        return Run(method=self.name, dataset=split.dataset.name, bits=int(bits), seed=int(seed),
+                   config=dict(config), metrics=summary, per_user=per_user,
+                   fingerprint=split.fingerprint, wall_seconds=time.perf_counter() - t0,
+                   arrays={"item_scores": s}, extra={"label": self.label})
+
+
+RANDOM = SanityBaseline("random", "all items tied (chance)")
+ITEM_MEAN = SanityBaseline("item-mean", "item mean training rating")
+POPULARITY = SanityBaseline("popularity", "item popularity (training ratings)")
