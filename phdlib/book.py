@@ -14,11 +14,12 @@ Chapters are MyST Markdown notebooks (jupytext text files) listed in
    warnings as errors (``-W -n --keep-going``); the site lands in
    ``_build/html``.
 
-Execution is cached: a chapter is re-executed only when its source, its
-parameters, the ``phdlib`` sources or the data directory changed (the key is
+Execution is cached: a chapter is re-executed only when its source, the
+parameters it declares, the ``phdlib`` sources or the data directory changed (the key is
 stored beside the executed notebook in ``_build/exec``). A chapter that raises
-stops the build with :class:`ChapterError`, whose message names the chapter,
-the cell and the exception.
+stops the build with :class:`ChapterError`, whose message names the chapter
+file, the code cell (its number and its line in the ``.md``) and the exception,
+and points at the partially executed notebook.
 """
 from __future__ import annotations
 
@@ -126,20 +127,50 @@ def declared_parameters(nb) -> dict:
     return params
 
 
-def _cell_error(exc, chapter: str) -> ChapterError:
-    idx = getattr(exc, "cell_index", None)
-    exec_count = getattr(exc, "exec_count", None)
+def _locate_cell(nb, text: str, cell_source: str) -> tuple[int | None, int | None]:
+    """(1-based number among the chapter's code cells, 1-based line in the ``.md``) of a cell."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    want = cell_source.strip()
+    for number, cell in enumerate(code, start=1):
+        if cell.source.strip() == want:
+            first = next((ln for ln in want.splitlines() if ln.strip()), "")
+            line = None
+            lines = text.splitlines()
+            for i, ln in enumerate(lines):
+                # the cell's first line, inside a {code-cell} block
+                if ln.rstrip() == first.rstrip() and any(
+                    lines[j].startswith("```{code-cell}") for j in range(max(0, i - 40), i)
+                ):
+                    line = i + 1
+                    break
+            return number, line
+    return None, None
+
+
+def used_parameters(nb, parameters: dict) -> dict:
+    """The subset of ``parameters`` that the chapter's ``parameters`` cell declares."""
+    declared = declared_parameters(nb)
+    return {k: v for k, v in parameters.items() if k in declared}
+
+
+def _cell_error(exc, chapter: Path, nb=None, text: str = "", partial: Path | None = None) -> ChapterError:
+    """A :class:`ChapterError` naming the chapter file, the cell and the exception."""
     ename = getattr(exc, "ename", type(exc).__name__)
     evalue = getattr(exc, "evalue", str(exc))
-    source = (getattr(exc, "source", "") or "").strip().splitlines()
-    first = source[0] if source else ""
-    where = f"cell {idx}" if idx is not None else "a cell"
-    if exec_count is not None:
-        where += f" (execution count {exec_count})"
-    return ChapterError(
-        f"chapter {chapter!r} failed in {where}: {ename}: {evalue}"
-        + (f"\n  cell starts with: {first}" if first else "")
-    )
+    source = getattr(exc, "source", "") or ""
+    number, line = _locate_cell(nb, text, source) if (nb is not None and source) else (None, None)
+    if number is not None:
+        where = f"code cell {number}" + (f" (line {line} of {chapter.name})" if line else "")
+    else:
+        idx = getattr(exc, "cell_index", None)
+        where = f"notebook cell {idx}" if idx is not None else "a cell"
+    first = next((ln for ln in source.strip().splitlines() if ln.strip()), "")
+    msg = f"chapter {chapter.stem!r} ({chapter}) failed in {where}: {ename}: {evalue}"
+    if first:
+        msg += f"\n  cell starts with: {first}"
+    if partial is not None and partial.is_file():
+        msg += f"\n  executed notebook with the traceback: {partial}"
+    return ChapterError(msg)
 
 
 def execute_chapter(
@@ -155,12 +186,13 @@ def execute_chapter(
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
-    nb = jupytext.read(src)
-    declared = declared_parameters(nb)
-    used = {k: v for k, v in parameters.items() if k in declared}
+    text = src.read_text()
+    nb = jupytext.reads(text, fmt=src.suffix.lstrip("."))
+    used = used_parameters(nb, parameters)
     tmp_in = out_nb.with_suffix(".input.ipynb")
     tmp_out = out_nb.with_suffix(".partial.ipynb")
     out_nb.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out.unlink(missing_ok=True)
     jupytext.write(nb, tmp_in, fmt="ipynb")
     try:
         pm.execute_notebook(
@@ -175,7 +207,11 @@ def execute_chapter(
             report_mode=False,
         )
     except PapermillExecutionError as exc:
-        raise _cell_error(exc, src.stem) from None
+        raise _cell_error(exc, src, nb, text, tmp_out) from None
+    except Exception as exc:  # dead kernel, cell timeout, missing kernel, ...
+        raise ChapterError(
+            f"chapter {src.stem!r} ({src}) could not be executed: {type(exc).__name__}: {exc}"
+        ) from exc
     finally:
         tmp_in.unlink(missing_ok=True)
     os.replace(tmp_out, out_nb)
@@ -257,11 +293,18 @@ def _build(
             shutil.copy2(src, dst)
             (stage / rel.with_suffix(".ipynb")).unlink(missing_ok=True)
             continue
+        import jupytext
+
+        nb = jupytext.reads(text, fmt=src.suffix.lstrip("."))
+        declared_any.update(declared_parameters(nb))
+        wanted = used_parameters(nb, parameters)
         executed_nb = exec_dir / rel.with_suffix(".ipynb")
         key_file = executed_nb.with_suffix(".key.json")
+        # only the parameters this chapter declares: changing another one
+        # does not re-execute it
         key = {
             "source": hashlib.sha256(text.encode()).hexdigest(),
-            "parameters": parameters,
+            "parameters": wanted,
             "phdlib": lib_hash,
             "data_dir": data_dir,
         }
@@ -273,7 +316,7 @@ def _build(
         )
         skip = only is not None and src.stem not in only
         t0 = time.perf_counter()
-        used = {}
+        used = wanted
         if cached or (skip and executed_nb.is_file()):
             status = "cached" if cached else "kept (not selected)"
         elif skip:
@@ -283,12 +326,12 @@ def _build(
             )
         else:
             log(f"[book] executing {rel} ...")
+            key_file.unlink(missing_ok=True)
             used = execute_chapter(src, executed_nb, parameters, cwd=src.parent)
-            key_file.write_text(json.dumps(key, indent=1))
+            tmp_key = key_file.with_suffix(".tmp")
+            tmp_key.write_text(json.dumps(key, indent=1))
+            os.replace(tmp_key, key_file)
             status = "executed"
-        import jupytext
-
-        declared_any.update(declared_parameters(jupytext.read(src)))
         dt = time.perf_counter() - t0
         log(f"[book] {rel}: {status} in {dt:.1f} s")
         results.append(

@@ -1,0 +1,170 @@
+"""The book driver (``phdlib.book``) on a tiny project in a temporary folder.
+
+Four kernel executions in all (a Python kernel start is a few seconds each)
+plus one small ``jupyter-book build`` of plain Markdown pages.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from phdlib import book
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEADER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def chapter(title: str, *cells: str, params: str | None = None) -> str:
+    """A MyST notebook chapter: optional ``parameters`` cell, then code cells."""
+    out = [HEADER, f"# {title}\n", "Some narrative.\n"]
+    if params is not None:
+        out.append("```{code-cell} ipython3\n:tags: [parameters]\n\n" + params.strip() + "\n```\n")
+    for c in cells:
+        out.append("```{code-cell} ipython3\n" + textwrap.dedent(c).strip() + "\n```\n")
+    return "\n".join(out)
+
+
+def make_project(tmp: Path, chapters: dict[str, str], parts: list[tuple[str, list[str], bool]] | None = None) -> Path:
+    """A project folder: the real _config.yml and references.bib, a _toc.yml, book/*.md."""
+    shutil.copy(ROOT / "_config.yml", tmp / "_config.yml")
+    shutil.copy(ROOT / "references.bib", tmp / "references.bib")
+    (tmp / "_mathjax").mkdir()  # html_static_path must exist; the site tests check MathJax itself
+    (tmp / "book").mkdir()
+    (tmp / "book" / "index.md").write_text("# Tiny book\n\nLanding page.\n")
+    for name, text in chapters.items():
+        (tmp / "book" / f"{name}.md").write_text(text)
+    parts = parts or [("Chapters", list(chapters), True)]
+    toc = {"format": "jb-book", "root": "book/index", "parts": [
+        {"caption": cap, **({"numbered": True} if numbered else {}),
+         "chapters": [{"file": f"book/{n}"} for n in names]}
+        for cap, names, numbered in parts
+    ]}
+    (tmp / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    return tmp
+
+
+def outputs(nb_path: Path) -> str:
+    nb = json.loads(nb_path.read_text())
+    return "".join(
+        "".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+    )
+
+
+def injected(nb_path: Path) -> list[str]:
+    nb = json.loads(nb_path.read_text())
+    return ["".join(c["source"]) for c in nb["cells"]
+            if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+
+
+def test_parameters_only_where_declared_and_execution_cache(tmp_path):
+    a = chapter("With parameters", "print('dataset is', dataset, 'seed is', seed)",
+                params='dataset = "ml-1m"  # the data\nseed = 0  # the seed')
+    b = chapter("Without parameters", "print('b version 1')")
+    root = make_project(tmp_path, {"a": a, "b": b})
+    log: list[str] = []
+    params = {"dataset": "ml-100k", "profile": "quick"}
+
+    # 1st build: both execute; a gets dataset only, b nothing
+    res = {r.name: r for r in book.build(root=root, parameters=params, site=False, log=log.append)}
+    assert res["a"].executed and res["b"].executed
+    assert res["a"].parameters == {"dataset": "ml-100k"}
+    assert res["b"].parameters == {}
+    exec_a, exec_b = root / "_build/exec/book/a.ipynb", root / "_build/exec/book/b.ipynb"
+    assert "dataset is ml-100k seed is 0" in outputs(exec_a)
+    assert injected(exec_a) and "ml-100k" in injected(exec_a)[0] and "profile" not in injected(exec_a)[0]
+    assert injected(exec_b) == []
+    assert any("no chapter declares parameter(s) ['profile']" in m for m in log), log
+    assert any(re.search(r"book/a\.md: executed in \d+\.\d s", m) for m in log), log
+    # the staging tree holds the executed notebooks, not the sources
+    assert (root / "_build/stage/book/a.ipynb").is_file() and not (root / "_build/stage/book/a.md").exists()
+    assert (root / "_build/stage/book/index.md").is_file()
+
+    # 2nd build, nothing changed: both reused
+    mtime = exec_a.stat().st_mtime_ns
+    res = {r.name: r for r in book.build(root=root, parameters=params, site=False, log=log.append)}
+    assert not res["a"].executed and not res["b"].executed
+    assert res["a"].cached and res["b"].cached
+    assert res["a"].parameters == {"dataset": "ml-100k"}
+    assert exec_a.stat().st_mtime_ns == mtime
+
+    # 3rd build: b's source changed, and a parameter that a does not declare
+    # changed: b re-executes, a is reused
+    (root / "book/b.md").write_text(b.replace("b version 1", "b version 2"))
+    res = {r.name: r for r in book.build(root=root, parameters={**params, "profile": "full"},
+                                         site=False, log=log.append)}
+    assert res["b"].executed and not res["a"].executed
+    assert "b version 2" in outputs(exec_b)
+    assert "b version 2" in outputs(root / "_build/stage/book/b.ipynb")
+
+
+def test_failing_chapter_names_chapter_and_cell(tmp_path):
+    bad = chapter("Broken", "y = 2", "z = y + 1\nratio = z / 0", params="dataset = 'ml-1m'  # the data")
+    root = make_project(tmp_path, {"broken": bad})
+    with pytest.raises(book.ChapterError) as err:
+        book.build(root=root, parameters={"dataset": "ml-100k"}, site=False, log=lambda *a: None)
+    msg = str(err.value)
+    # the parameters cell is not counted by papermill's injected cell: code
+    # cell 3 is the third code cell of the .md (parameters, y = 2, the raise)
+    line = (root / "book/broken.md").read_text().splitlines().index("z = y + 1") + 1
+    assert f"chapter 'broken' ({root / 'book/broken.md'}) failed in code cell 3 (line {line} of broken.md)" in msg, msg
+    assert "ZeroDivisionError: division by zero" in msg, msg
+    assert "cell starts with: z = y + 1" in msg, msg
+    partial = root / "_build/exec/book/broken.partial.ipynb"
+    assert str(partial) in msg and partial.is_file()
+    # nothing is cached for the failed chapter: the next build retries it
+    assert not (root / "_build/exec/book/broken.ipynb").exists()
+    assert not (root / "_build/exec/book/broken.key.json").exists()
+
+
+def test_selection_errors_need_no_kernel(tmp_path):
+    """--chapter with an unknown name, or leaving out a never-executed chapter, fails before executing."""
+    root = make_project(tmp_path, {"b": chapter("B", "2"), "a": chapter("A", "1")})
+    with pytest.raises(ValueError, match=r"unknown chapter\(s\) \['nope'\]"):
+        book.build(root=root, only=["nope"], site=False, log=lambda *a: None)
+    with pytest.raises(book.ChapterError, match="chapter 'b' was not selected and has never been executed"):
+        book.build(root=root, only=["a"], site=False, log=lambda *a: None)
+    assert not (root / "_build/exec/book/a.ipynb").exists()
+
+
+def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):
+    """Plain Markdown pages (no kernel), one site build: a warning (here a broken
+    cross-reference) fails it, and the pages it still writes (``--keep-going``)
+    number chapters on across parts, with an unnumbered References page."""
+    pages = {
+        "one": "# One\n\nFirst chapter, citing {cite:p}`hansen2021phd`.\n",
+        "two": "# Two\n\nSecond chapter.\n\n## A section\n\nSee {doc}`no-such-page`.\n",
+        "references": "# References\n\n```{bibliography}\n```\n",
+    }
+    root = make_project(tmp_path, pages, parts=[("Part A", ["one"], True), ("Part B", ["two"], True),
+                                                 ("Back matter", ["references"], False)])
+    with pytest.raises(book.SiteBuildError, match=r"(?s)jupyter-book build failed.*no-such-page"):
+        book.build(root=root, site=True, log=lambda *a: None)
+    html = root / "_build/html/book"
+
+    def title(f):
+        return [h for h in re.findall(r"<h1>(.*?)</h1>", (html / f).read_text(), re.S) if "headerlink" in h][0]
+
+    assert '<span class="section-number">1. </span>One' in title("one.html")
+    assert '<span class="section-number">2. </span>Two' in title("two.html")
+    assert '<span class="section-number">2.1. </span>A section' in (html / "two.html").read_text()
+    assert "section-number" not in title("references.html")
+    assert "Projected hamming dissimilarity" in (html / "references.html").read_text()
+    assert 'href="references.html#' in (html / "one.html").read_text()
