@@ -72,24 +72,26 @@ def _dist(op, q, codes, r):
 
 
 @nb.njit(inline="always", cache=True)
-def _rows(codes, lo, hi):
-    """Codes ``lo..hi-1`` as one flat, contiguous uint64 view ((hi-lo)*w,).
+def flat_view(codes):
+    """The (n, w) C-contiguous codes as one flat uint64 view (n * w,).
 
-    Loops over a view indexed from 0 vectorise; loops indexed ``lo..hi`` do
-    not (Numba cannot rule out negative indices).
+    Kernels take it once, outside their loops: loops over a 1-d slice indexed
+    from 0 vectorise, while a ``reshape`` per block (a call into Numba's
+    runtime) or indices ``lo..hi`` (possibly negative to Numba) do not.
     """
-    w = codes.shape[1]
-    return codes.reshape(codes.shape[0] * w)[lo * w:hi * w]
+    return codes.reshape(codes.shape[0] * codes.shape[1])
 
 
 @nb.njit(cache=True)
-def range_sum(op, q, codes, lo, hi):
+def range_sum(op, q, codes, flat, lo, hi):
     """Sum of the distances of ``q`` to codes ``lo..hi-1`` (int64).
+
+    ``flat`` is :func:`flat_view` of ``codes`` (so are the other ``range_*``).
 
     The checksum that consumes every distance in the benchmark.
     """
     w = codes.shape[1]
-    sub = _rows(codes, lo, hi)
+    sub = flat[lo * w:hi * w]
     s = 0
     if w == 1:
         q0 = q[0]
@@ -109,10 +111,10 @@ def range_sum(op, q, codes, lo, hi):
 
 
 @nb.njit(cache=True)
-def range_min(op, q, codes, lo, hi):
+def range_min(op, q, codes, flat, lo, hi):
     """Smallest distance of ``q`` to codes ``lo..hi-1`` (int64; ``lo < hi``)."""
     w = codes.shape[1]
-    sub = _rows(codes, lo, hi)
+    sub = flat[lo * w:hi * w]
     mn = 1 << 30
     if w == 1:
         q0 = q[0]
@@ -132,11 +134,10 @@ def range_min(op, q, codes, lo, hi):
 
 
 @nb.njit(cache=True)
-def range_dist(op, q, codes, lo, hi, out):
-    """Distances of ``q`` to codes ``lo..hi-1`` into ``out[lo:hi]`` (int32)."""
+def dist_into(op, q, codes, flat, lo, hi, o):
+    """Distances of ``q`` to codes ``lo..hi-1`` into ``o[0:hi-lo]`` (int32)."""
     w = codes.shape[1]
-    sub = _rows(codes, lo, hi)
-    o = out[lo:hi]
+    sub = flat[lo * w:hi * w]
     if w == 1:
         q0 = q[0]
         if op == OP_XOR:
@@ -149,8 +150,14 @@ def range_dist(op, q, codes, lo, hi, out):
             for r in range(sub.shape[0]):
                 o[r] = popcount(q0 ^ (q0 & sub[r]))
     else:
-        for r in range(lo, hi):
-            o[r - lo] = _dist(op, q, codes, r)
+        for r in range(hi - lo):
+            o[r] = _dist(op, q, codes, lo + r)
+
+
+@nb.njit(cache=True)
+def range_dist(op, q, codes, flat, lo, hi, out):
+    """Distances of ``q`` to codes ``lo..hi-1`` into ``out[lo:hi]`` (int32)."""
+    dist_into(op, q, codes, flat, lo, hi, out[lo:hi])
 
 
 # --------------------------------------------------------------------------- scans
@@ -164,11 +171,12 @@ def scan_sum(op, q, codes, nc):
     consumed; parallel over chunks of codes.
     """
     n = codes.shape[0]
+    flat = flat_view(codes)
     part = np.zeros(nc, dtype=np.int64)
     for c in nb.prange(nc):
         lo = n * c // nc
         hi = n * (c + 1) // nc
-        part[c] = range_sum(op, q, codes, lo, hi)
+        part[c] = range_sum(op, q, codes, flat, lo, hi)
     return part.sum()
 
 
@@ -180,8 +188,9 @@ def scan(op, q, codes, out, nc):
     Parallel over chunks of codes.
     """
     n = codes.shape[0]
+    flat = flat_view(codes)
     for c in nb.prange(nc):
-        range_dist(op, q, codes, n * c // nc, n * (c + 1) // nc, out)
+        range_dist(op, q, codes, flat, n * c // nc, n * (c + 1) // nc, out)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -193,20 +202,21 @@ def batch_tiled(op, queries, codes, out):
     all queries while it sits in cache; parallel over tiles.
     """
     n = codes.shape[0]
+    flat = flat_view(codes)
     nq = queries.shape[0]
     nt = (n + TILE - 1) // TILE
     for t in nb.prange(nt):
         lo = t * TILE
         hi = min(lo + TILE, n)
         for a in range(nq):
-            range_dist(op, queries[a], codes, lo, hi, out[a])
+            range_dist(op, queries[a], codes, flat, lo, hi, out[a])
 
 
 # --------------------------------------------------------------------------- fused top-k
 
 
 @nb.njit(cache=True)
-def topk_range(op, q, codes, lo, hi, k, fill, ids, state):
+def topk_range(op, q, codes, flat, lo, hi, k, fill, ids, state, dbuf):
     """One pass of the bucket top-k over codes ``lo..hi-1`` (ids in order).
 
     Distances are integers in ``[0, m]``: bucket ``d`` keeps, in id order, the
@@ -216,19 +226,24 @@ def topk_range(op, q, codes, lo, hi, k, fill, ids, state):
     ``TOPK_BLOCK`` codes whose minimum distance exceeds ``t`` is rejected after
     one vectorised pass; other blocks are revisited code by code.
 
-    fill: int32 (m + 1,) bucket sizes; ids: int64 (m + 1, k) bucket contents;
-    state: int64 (2,), initially ``[m, 0]``. All three are updated in place.
+    flat: :func:`flat_view` of codes; fill: int32 (m + 1,) bucket sizes;
+    ids: int64 (m + 1, k) bucket contents;
+    state: int64 (2,), initially ``[m, 0]``; all three updated in place.
+    dbuf: int32 (TOPK_BLOCK,) scratch.
     """
     t = state[0]
     s = state[1]
     for b0 in range(lo, hi, TOPK_BLOCK):
         b1 = min(b0 + TOPK_BLOCK, hi)
-        if range_min(op, q, codes, b0, b1) > t:
+        if range_min(op, q, codes, flat, b0, b1) > t:
             continue
-        for r in range(b0, b1):
-            d = _dist(op, q, codes, r)
+        # a candidate block: its distances into the small buffer (vectorised),
+        # then the bucket updates from the buffer
+        dist_into(op, q, codes, flat, b0, b1, dbuf)
+        for r in range(b1 - b0):
+            d = dbuf[r]
             if d < t or (d == t and s < k):
-                ids[d, fill[d]] = r
+                ids[d, fill[d]] = b0 + r
                 fill[d] += 1
                 s += 1
                 # lower the threshold while buckets 0..t-1 alone hold k ids
@@ -274,13 +289,16 @@ def topk_fused(op, q, codes, m, k, out_d, out_i, nc):
     merged at the end. Memory: ``chunks * (m + 1) * k`` int64.
     """
     n = codes.shape[0]
+    flat = flat_view(codes)
     fills = np.zeros((nc, m + 1), dtype=np.int32)
     idss = np.empty((nc, m + 1, k), dtype=np.int64)
     for c in nb.prange(nc):
         st = np.empty(2, dtype=np.int64)
         st[0] = m
         st[1] = 0
-        topk_range(op, q, codes, n * c // nc, n * (c + 1) // nc, k, fills[c], idss[c], st)
+        dbuf = np.empty(TOPK_BLOCK, dtype=np.int32)
+        topk_range(op, q, codes, flat, n * c // nc, n * (c + 1) // nc, k, fills[c], idss[c], st,
+                   dbuf)
     _merge_buckets(fills, idss, k, out_d, out_i)
 
 
@@ -293,6 +311,7 @@ def topk_tiled(op, queries, codes, m, k, out_d, out_i):
     queries; each tile of ``TILE`` codes is read once per query block.
     """
     n = codes.shape[0]
+    flat = flat_view(codes)
     nq = queries.shape[0]
     nb_ = (nq + QUERY_BLOCK - 1) // QUERY_BLOCK
     for b in nb.prange(nb_):
@@ -302,13 +321,15 @@ def topk_tiled(op, queries, codes, m, k, out_d, out_i):
         fills = np.zeros((g, m + 1), dtype=np.int32)
         idss = np.empty((g, m + 1, k), dtype=np.int64)
         sts = np.empty((g, 2), dtype=np.int64)
+        dbuf = np.empty(TOPK_BLOCK, dtype=np.int32)
         for a in range(g):
             sts[a, 0] = m
             sts[a, 1] = 0
         for lo in range(0, n, TILE):
             hi = min(lo + TILE, n)
             for a in range(g):
-                topk_range(op, queries[a0 + a], codes, lo, hi, k, fills[a], idss[a], sts[a])
+                topk_range(op, queries[a0 + a], codes, flat, lo, hi, k, fills[a], idss[a],
+                           sts[a], dbuf)
         for a in range(g):
             _merge_buckets(fills[a:a + 1], idss[a:a + 1], k, out_d[a0 + a], out_i[a0 + a])
 

@@ -1,0 +1,53 @@
+"""``phd bench``: the runtime benchmark (Table 2, top-k against faiss)."""
+from __future__ import annotations
+
+import sys
+
+from ._common import add_json_flag, dump_json, fail
+
+
+def _bench(args) -> int:
+    from .. import bench
+
+    log = (lambda *a: print(*a, file=sys.stderr)) if args.json else (
+        lambda *a: print(*a, file=sys.stderr, flush=True))
+    try:
+        res = bench.run(n=args.n, threads=args.threads, profile=args.profile,
+                        repeats=args.repeats, seed=args.seed, n_topk=args.n_topk, ip_n=args.ip_n,
+                        log=log, progress=args.progress)
+    except (ValueError, MemoryError) as exc:
+        return fail(str(exc), 2)
+    if args.out:
+        res.save(args.out)
+    if args.json:
+        dump_json(res.to_json())
+    else:
+        print(bench.report(res))
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="runtime benchmark: Hamming, PHD, C, NumPy, inner products, top-k vs faiss",
+        description=(
+            "Re-measure the paper's Table 2 on this machine: N random 64-bit codes, one "
+            "query, every distance consumed, methods interleaved, medians over rounds; "
+            "memory read bandwidth measured in the same run. Prints every figure; with "
+            "--json one object keyed by method name (run information under '_run')."
+        ),
+    )
+    p.add_argument("--n", type=int, default=None,
+                   help="codes for the throughput table (default: the profile's, quick 1e7, full 1e8)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="thread count measured beside 1 thread (default: all Numba threads)")
+    p.add_argument("--profile", choices=["quick", "full"], default="quick")
+    p.add_argument("--repeats", type=int, default=None, help="interleaved rounds (default 21 / 25)")
+    p.add_argument("--n-topk", type=int, default=None, help="codes for the top-k comparison")
+    p.add_argument("--ip-n", type=int, default=None,
+                   help="64-d float32 vectors for the inner product (256 bytes each)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="also write the JSON result to this file")
+    p.add_argument("--progress", action="store_true", help="progress bars on stderr")
+    add_json_flag(p)
+    p.set_defaults(func=_bench)
