@@ -168,3 +168,35 @@ def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):
     assert "section-number" not in title("references.html")
     assert "Projected hamming dissimilarity" in (html / "references.html").read_text()
     assert 'href="references.html#' in (html / "one.html").read_text()
+
+
+def _pins(lines) -> dict[str, str]:
+    out = {}
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            out[name.strip().lower().replace("_", "-")] = version.strip()
+    return out
+
+
+def test_environment_yml_has_the_pins_of_requirements_in():
+    """Conda users get the same top-level pins as `make venv`, on Python 3.11, plus phdlib itself."""
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert env["name"] == "phd-book"
+    deps = env["dependencies"]
+    assert "python=3.11" in deps
+    pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
+    assert "-e ." in pip
+    want = _pins((ROOT / "requirements.in").read_text().splitlines())
+    have = _pins(pip)
+    missing = {k: v for k, v in want.items() if have.get(k) != v}
+    extra = sorted(set(have) - set(want))
+    assert not missing and not extra, (
+        f"environment.yml's pip section differs from requirements.in: add or fix "
+        f"{[f'{k}=={v}' for k, v in missing.items()]}, remove {extra}"
+    )
+    # and every top-level pin is what the lock installs
+    lock = _pins((ROOT / "requirements.txt").read_text().splitlines())
+    differ = {k: (v, lock.get(k)) for k, v in want.items() if lock.get(k) != v}
+    assert not differ, f"requirements.in pin vs requirements.txt lock: {differ}"
