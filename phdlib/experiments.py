@@ -341,7 +341,7 @@ def run_grid(cells: Iterable[Cell], jobs: int | None = None, root=None, data_dir
     call is written to ``<root>/_grids/<name>-<UTC time>.json``.
     """
     import joblib
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     if errors not in ("raise", "record"):
         raise ValueError(f"errors must be 'raise' or 'record', got {errors!r}")

@@ -156,8 +156,10 @@ def test_convergence_figure_and_summary():
                                  "valid_ndcg@10": 0.73 - 0.2 * np.exp(-it / 6000)})]}
     axes = plots.plot_convergence(logs)
     assert len(axes[0].lines) == 2 and len(axes[1].lines) == 2
-    s = plots.convergence_summary(logs)
-    assert s.set_index("method").loc["vh-phd", "iterations_to_95%"] < s.set_index("method").loc["vh", "iterations_to_95%"]
-    assert all(x.startswith("AGREES") for x in plots.convergence_findings(s))
+    s = plots.convergence_summary(logs).set_index("method")
+    assert s.loc["vh", "target"] == pytest.approx(logs["vh"][0]["valid_ndcg@10"].max())
+    assert s.loc["vh-phd", "iterations_to_target"] < s.loc["vh", "iterations_to_target"]
+    assert s.loc["vh", "iterations_to_target"] == 15000
+    assert all(x.startswith("AGREES") for x in plots.convergence_findings(s.reset_index()))
     with pytest.raises(ValueError, match="lacks"):
         plots.plot_convergence({"vh": [pd.DataFrame({"iteration": [1]})]})

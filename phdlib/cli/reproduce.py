@@ -34,11 +34,12 @@ def _reproduce(args) -> int:
                    "counts": counts,
                    "cells": [{k: (None if v != v else v) for k, v in row.items()}
                              for row in table.to_dict(orient="records")],
-                   "errors": {c.label(): e for c, e in zip(report["cell"], report["error"]) if e}})
+                   "errors": {c.label(): e for c, e in zip(report["cell"], report["error"])
+                              if isinstance(e, str) and e}})
     else:
         print(table.to_string(index=False))
         for c, e in zip(report["cell"], report["error"]):
-            if e and c is not None:
+            if isinstance(e, str) and e:
                 print(f"  {c.label()}: {e}")
         print(f"wall time {wall:.1f} s; " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
     return 1 if counts.get("failed") else 0
