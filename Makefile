@@ -56,8 +56,16 @@ test: venv mathjax
 unit: venv
 	$(PY) -m pytest -q -m "not site" tests
 
-lab: venv
-	$(VENV)/bin/jupyter lab book/
+# JupyterLab opens the .md chapters as notebooks (Jupytext); jupytext.toml
+# keeps their headers stable, .jupyter/phd-book-lab.json makes "Jupytext
+# Notebook" the default viewer for Markdown (installed into the venv's
+# JupyterLab settings, never into your own). Extra options: LAB_ARGS=...
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.d/phd-book.json
+$(LAB_SETTINGS): .jupyter/phd-book-lab.json $(VENV)/.stamp
+	@mkdir -p $(dir $@) && cp $< $@
+
+lab: venv $(LAB_SETTINGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/book $(LAB_ARGS)
 
 clean:
 	rm -rf _build

@@ -200,3 +200,78 @@ def test_environment_yml_has_the_pins_of_requirements_in():
     lock = _pins((ROOT / "requirements.txt").read_text().splitlines())
     differ = {k: (v, lock.get(k)) for k, v in want.items() if lock.get(k) != v}
     assert not differ, f"requirements.in pin vs requirements.txt lock: {differ}"
+
+
+@pytest.mark.slow
+def test_lab_opens_chapters_as_notebooks(tmp_path):
+    """What `make lab` serves: a chapter .md is a notebook (Jupytext), Markdown opens in the
+    notebook viewer by default, and saving writes the chapter back unchanged."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    proj = tmp_path / "proj"
+    (proj / "book").mkdir(parents=True)
+    shutil.copy(ROOT / "jupytext.toml", proj / "jupytext.toml")
+    chapter_md = (ROOT / "book" / "hamming.md").read_text()
+    (proj / "book" / "hamming.md").write_text(chapter_md)
+    settings = tmp_path / "settings" / "overrides.d"  # as `make lab` installs it into the venv
+    settings.mkdir(parents=True)
+    shutil.copy(ROOT / ".jupyter" / "phd-book-lab.json", settings / "phd-book.json")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "phd-book-test"
+    cmd = [str(Path(sys.executable).with_name("jupyter")), "lab", "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={proj}",
+           f"--LabApp.app_settings_dir={settings.parent}"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"), "JUPYTER_DATA_DIR": str(tmp_path / "data")}
+    log = (tmp_path / "lab.log").open("w")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+
+    def call(path, method="GET", body=None):
+        req = urllib.request.Request(base + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"token {token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read() or b"null")
+
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                call("/api/status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not start: {(tmp_path / 'lab.log').read_text()[-2000:]}")
+                time.sleep(0.5)
+        model = call("/api/contents/book/hamming.md")
+        assert model["type"] == "notebook", model["type"]
+        cells = model["content"]["cells"]
+        assert any("parameters" in c["metadata"].get("tags", []) for c in cells)
+        assert sum(c["cell_type"] == "code" for c in cells) >= 3
+        plugin = call("/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+        # the override becomes the schema's default (the user's own settings still win)
+        viewers = plugin["schema"]["properties"]["defaultViewers"]["default"]
+        assert viewers.get("markdown") == "Jupytext Notebook" and viewers.get("myst") == "Jupytext Notebook"
+        call("/api/contents/book/saved.md", "PUT",
+             {"type": "notebook", "format": "json", "content": model["content"]})
+        assert (proj / "book" / "saved.md").read_text() == chapter_md
+        assert not list(proj.rglob("*.ipynb")), "a paired .ipynb was written beside the chapter"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
