@@ -90,26 +90,38 @@ def _first_bad_line(path: Path, ok, start: int = 1):
     return None
 
 
-def content_fingerprint(user: pa.Array, item: pa.Array, rating: pa.Array) -> str:
-    """sha256 (hex) of ``user::item::rating\\n`` lines built from three string arrays."""
+def content_fingerprint(user, item, rating) -> str:
+    """sha256 (hex) of ``user::item::rating\n`` lines built from three string arrays
+    (``pa.Array`` or ``pa.ChunkedArray``), hashed chunk by chunk."""
+    h = hashlib.sha256()
     if len(user) == 0:
-        return hashlib.sha256(b"").hexdigest()
+        return h.hexdigest()
     line = pc.binary_join_element_wise(user, item, rating, "::")
     line = pc.binary_join_element_wise(line, pa.scalar(""), "\n")
-    if isinstance(line, pa.ChunkedArray):
-        line = line.combine_chunks()
-    if line.type != pa.large_string():
-        line = line.cast(pa.large_string())
-    offsets = np.frombuffer(line.buffers()[1], dtype=np.int64)[line.offset: line.offset + len(line) + 1]
-    data = memoryview(line.buffers()[2])[int(offsets[0]): int(offsets[-1])]
-    return hashlib.sha256(data).hexdigest()
+    chunks = line.chunks if isinstance(line, pa.ChunkedArray) else [line]
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        wide = chunk.type == pa.large_string()
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64 if wide else np.int32)
+        offsets = offsets[chunk.offset: chunk.offset + len(chunk) + 1]
+        h.update(memoryview(chunk.buffers()[2])[int(offsets[0]): int(offsets[-1])])
+    return h.hexdigest()
 
 
 def _encode(ids: pa.Array):
     """Dense int32 codes following the sorted distinct values, and those values."""
+    if pa.types.is_integer(ids.type):
+        v = ids.to_numpy(zero_copy_only=False)
+        top = int(v.max()) if v.size else 0
+        if 0 <= int(v.min(initial=0)) and top < max(16 * v.size, 1 << 20):
+            present = np.zeros(top + 1, dtype=bool)
+            present[v] = True
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            return rank[v].astype(np.int32), np.flatnonzero(present).astype(np.int64)
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
     enc = pc.dictionary_encode(ids)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks() if enc.num_chunks != 1 else enc.chunk(0)
     dictionary = enc.dictionary
     order = pc.array_sort_indices(dictionary).to_numpy()
     rank = np.empty(len(order), dtype=np.int32)
@@ -136,19 +148,33 @@ def _check_ratings(path, text: pa.Array, scale, step, header, rows_to_line=None,
     """Parse the rating column (text) to float64 and check it against the scale."""
     lo, hi = scale
     if pa.types.is_string(text.type) or pa.types.is_large_string(text.type):
-        _check_rows(path, text, pc.match_substring_regex(text, _NUM_RE), header,
-                    f"{what} is not a number (expected a {what} in {lo:g}..{hi:g})", rows_to_line)
-        values = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+        try:  # fast path; forms such as 'nan' or '-1' fail the range check below
+            values = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:
+            _check_rows(path, text, pc.match_substring_regex(text, _NUM_RE), header,
+                        f"{what} is not a number (expected a {what} in {lo:g}..{hi:g})", rows_to_line)
+            raise  # pragma: no cover - the regex accepts only what the cast accepts
     else:
         _check_rows(path, text, pc.is_valid(text), header, f"{what} is missing", rows_to_line)
         values = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
-    ok = (values >= lo) & (values <= hi)
-    if step:
-        ok &= np.abs(values / step - np.rint(values / step)) < 1e-9
+    def in_scale(v):
+        ok = (v >= lo) & (v <= hi)
+        if step:
+            ok &= np.abs(v / step - np.rint(v / step)) < 1e-9
+        return ok
+
+    if in_scale(_distinct(values)).all():  # checks the few distinct values only
+        return values.astype(np.float64, copy=False)
+    ok = in_scale(values)
     _check_rows(path, None, pa.array(ok), header,
                 f"{what} outside the dataset's scale (expected {lo:g}..{hi:g} in steps of {step:g})",
                 rows_to_line)
     return values.astype(np.float64, copy=False)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """Distinct values of a float array (hash-based, no sort of the whole array)."""
+    return pc.unique(pa.array(values, from_pandas=False)).to_numpy(zero_copy_only=False)
 
 
 def _open_check(path: Path) -> None:
@@ -181,11 +207,9 @@ def _read_delimited(path: Path, delimiter: str, ncols: int, skip_rows: int = 0):
         raise DataFormatError(path, skip_rows + 1, _line_at(path, skip_rows + 1), _field_reason(delimiter, ncols))
     if table.num_rows == 0:
         raise DataFormatError(path, skip_rows + 1, "", "no rating lines (expected at least one)")
-    cols = [table.column(i).combine_chunks() for i in range(ncols)]
+    cols = [table.column(i) for i in range(ncols)]  # chunked: combining costs a full copy
     # pyarrow reads an empty line as a row of empty fields: it is an error here
-    empty = pc.equal(pc.utf8_length(cols[0]), 0)
-    for c in cols[1:]:
-        empty = pc.and_(empty, pc.equal(pc.utf8_length(c), 0))
+    empty = pc.and_(pc.equal(pc.utf8_length(cols[0]), 0), pc.equal(pc.utf8_length(cols[-1]), 0))
     _check_rows(path, None, pc.invert(empty), skip_rows,
                 "empty line: " + _field_reason(delimiter, ncols))
     return cols
@@ -211,12 +235,12 @@ def _finish(path, fmt, u_text, i_text, r_text, rating, timestamp, int_ids: bool)
 
 def _int_ids(path, cols, names, header):
     for arr, name in zip(cols, names):
-        _check_rows(path, arr, pc.match_substring_regex(arr, _INT_RE), header,
+        _check_rows(path, arr, pc.ascii_is_decimal(arr), header,
                     f"{name} is not a non-negative integer id")
 
 
 def _timestamps(path, arr, header):
-    _check_rows(path, arr, pc.match_substring_regex(arr, _INT_RE), header,
+    _check_rows(path, arr, pc.ascii_is_decimal(arr), header,
                 "timestamp is not an integer (seconds since 1970)")
     return pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False)
 

@@ -26,15 +26,27 @@ def first_occurrences(user: np.ndarray, item: np.ndarray, timestamp: np.ndarray 
     """
     n = user.shape[0]
     key = user.astype(np.int64) * int(n_items) + item.astype(np.int64)
-    idx = np.arange(n, dtype=np.int64)
-    if timestamp is None:
-        order = np.lexsort((idx, key))
-    else:
-        order = np.lexsort((idx, timestamp, key))
+    order = np.argsort(key, kind="stable")  # ties stay in file order
     k = key[order]
-    first = np.ones(n, dtype=bool)
-    first[1:] = k[1:] != k[:-1]
-    return np.sort(order[first])
+    same = k[1:] == k[:-1]
+    if not same.any():  # no repeated pair (ML-1M, ML-100K): keep everything
+        return np.arange(n, dtype=np.int64)
+    keep = np.ones(n, dtype=bool)
+    if timestamp is None:
+        keep[order[1:][same]] = False  # all but the first in file order of each group
+        return np.flatnonzero(keep)
+    # rows of repeated pairs only: keep the earliest timestamp, ties by file order
+    in_dup = np.zeros(n, dtype=bool)
+    in_dup[1:] |= same
+    in_dup[:-1] |= same
+    rows = order[in_dup]
+    sub = np.lexsort((rows, timestamp[rows], key[rows]))
+    rows = rows[sub]
+    kr = key[rows]
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = kr[1:] != kr[:-1]
+    keep[rows[~first]] = False
+    return np.flatnonzero(keep)
 
 
 def filter_min_ratings(user: np.ndarray, item: np.ndarray, min_ratings: int,
@@ -56,6 +68,11 @@ def filter_min_ratings(user: np.ndarray, item: np.ndarray, min_ratings: int,
 
 
 def reindex(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(new int32 ids 0..k-1 in order of ``codes``, the distinct codes sorted)."""
-    present, new = np.unique(codes, return_inverse=True)
-    return new.astype(np.int32), present
+    """(new int32 ids 0..k-1 in order of ``codes``, the distinct codes sorted).
+
+    ``codes``: non-negative dense ints (r,); O(r + max code), no sort.
+    """
+    present = np.zeros(int(codes.max(initial=-1)) + 1, dtype=bool)
+    present[codes] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    return rank[codes].astype(np.int32), np.flatnonzero(present)

@@ -8,15 +8,18 @@ For each user with ``n`` ratings, in a seeded random order: the first
 user's count).
 
 The random order is a per-user permutation drawn with
-``numpy.random.default_rng(seed)`` (PCG64, platform independent): one
-uniform key per rating in dataset order, ratings sorted by (user, key).
+``numpy.random.default_rng(seed)`` (PCG64, platform independent):
+``rank = rng.permutation(r)`` gives every rating (in dataset order) a distinct
+random rank, and ratings are sorted by (user, rank). The sort keys are
+distinct, so the result does not depend on the sort algorithm either.
 """
 from __future__ import annotations
 
 import numpy as np
 
 TRAIN, VALID, TEST = 0, 1, 2
-RULE = "per-user: test=ceil(n/2), train=floor(0.85*(n-test)), valid=rest; keys=default_rng(seed).random(r)"
+RULE = ("per-user: test=ceil(n/2), train=floor(0.85*(n-test)), valid=rest; "
+        "order=(user, default_rng(seed).permutation(r))")
 
 
 def split_sizes(n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -34,9 +37,8 @@ def assign(user: np.ndarray, n_users: int, seed: int) -> np.ndarray:
     ``user``: int (r,) user id of each rating, in dataset order.
     """
     r = user.shape[0]
-    rng = np.random.default_rng(seed)
-    keys = rng.random(r)
-    order = np.lexsort((keys, user))
+    rank0 = np.random.default_rng(seed).permutation(r).astype(np.int64)
+    order = np.argsort((user.astype(np.int64) << 32) | rank0)  # distinct keys
     counts = np.bincount(user, minlength=n_users)
     starts = np.cumsum(counts) - counts
     rank = np.empty(r, dtype=np.int64)
