@@ -415,6 +415,11 @@ def _make_run(method, split, bits, seed, config, per_user, log, arrays, chosen, 
 
 _METRICS = ("ndcg@5", "ndcg@10", "mrr")
 
+#: Implementation revision, part of every MF config (hence of the results
+#: store's run key): bump it when a change alters what these methods compute,
+#: so that runs stored by an older revision are not reused.
+IMPL = 2
+
 
 class _TunedMF:
     """MF fitted over a grid of (reg, passes), the point chosen on validation NDCG@10.
@@ -485,7 +490,7 @@ class SGDMF(_TunedMF):
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"lr": 0.001, "init": "uniform01", "tune": True,
                 "reg_grid": [0.001, 0.01, 0.1, 1.0, 10.0], "passes_grid": [10, 20, 50, 100, 200],
-                "reg": 1.0, "passes": 200, "ties": "expected"}
+                "reg": 1.0, "passes": 200, "ties": "expected", "impl": IMPL}
 
     def _options(self, config):
         return {"lr": float(config["lr"]), "init": config["init"]}
@@ -508,7 +513,7 @@ class ALSMF(_TunedMF):
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"tune": True, "reg_grid": [3.0, 10.0, 30.0, 100.0], "epochs_grid": [5, 10, 20],
                 "reg": 30.0, "epochs": 20, "weighted": False, "init_scale": 0.1,
-                "ties": "expected"}
+                "ties": "expected", "impl": IMPL}
 
     def _options(self, config):
         return {"weighted": bool(config["weighted"]), "init_scale": float(config["init_scale"])}
@@ -541,7 +546,7 @@ class BinarizedMF:
         return {"lr": 0.001, "init": "uniform01", "tune": True,
                 "reg_grid": [0.001, 0.01, 0.1, 1.0, 10.0], "passes_grid": [10, 20, 50, 100, 200],
                 "scopes": ["separate", "joint"],
-                "reg": 0.1, "passes": 200, "scope": "joint", "ties": "expected"}
+                "reg": 0.1, "passes": 200, "scope": "joint", "ties": "expected", "impl": IMPL}
 
     def train(self, split, bits, seed, config, progress=False):
         from .. import codes as C
@@ -620,4 +625,40 @@ def binarization_variants(split, vectors: dict, thresholds=THRESHOLDS, scopes=SC
                              "valid_ndcg@10": sv["ndcg@10"], "test_ndcg@5": st["ndcg@5"],
                              "test_ndcg@10": st["ndcg@10"], "test_mrr": st["mrr"],
                              "user_ones": float(bu.mean()), "item_ones": float(bi.mean())})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# tables for the chapter
+
+def grid_table(log, value: str = "valid_ndcg@10", passes_key: str = "passes"):
+    """A tuning log pivoted to reg (rows) x pass counts (columns) of ``value``."""
+    return log.pivot_table(index="reg", columns=passes_key, values=value, aggfunc="first")
+
+
+def comparison(runs: dict, dataset: str, paper_names: dict | None = None):
+    """Our metrics beside the paper's Table 1: one row per (method, bits).
+
+    runs: ``{(method, bits): Run}``; paper_names: ``{method: name in
+    phdlib.paper.TABLE1}`` for methods reported under another name (default:
+    the same name). Columns ``method``, ``bits``, and for each of NDCG@5,
+    NDCG@10, MRR: ours, the paper's (NaN where the paper has none) and
+    ours minus the paper's.
+    """
+    import pandas as pd
+
+    from .. import paper
+
+    paper_names = paper_names or {}
+    rows = []
+    for (method, bits), run in runs.items():
+        ref = paper.table1(dataset, bits).get(paper_names.get(method, method), {})
+        row = {"method": method, "bits": bits}
+        for k in _METRICS:
+            ours = float(run.metrics[k])
+            theirs = ref.get(k, np.nan)
+            row[f"{k} ours"] = ours
+            row[f"{k} paper"] = theirs
+            row[f"{k} diff"] = ours - theirs
+        rows.append(row)
     return pd.DataFrame(rows)

@@ -26,6 +26,10 @@ __all__ = ["item_scores", "KINDS", "ITEM_MEAN", "POPULARITY", "RANDOM"]
 
 KINDS = ("random", "item-mean", "popularity")
 
+#: Implementation revision, part of the config (hence of the run key); bump
+#: it when a change alters the results.
+IMPL = 1
+
 
 def item_scores(train, n_items: int, kind: str) -> np.ndarray:
     """One score per item from the training ratings: float64 ``(n_items,)``.
@@ -69,7 +73,7 @@ class SanityBaseline:
         self.label = label
 
     def defaults(self, dataset: str, bits: int) -> dict:
-        return {"ties": "expected"}
+        return {"ties": "expected", "impl": IMPL}
 
     def train(self, split, bits, seed, config, progress=False):
         from .. import metrics
