@@ -476,7 +476,8 @@ def ensure(dataset: str, profile: str, parts: Iterable[str], seeds: int = 1, job
     report = run_grid(cells, jobs=jobs, root=root, data_dir=data_dir, progress=progress,
                       skip_unavailable=True, name=f"{dataset}-{profile}-{'+'.join(parts)}")
     ok = report[report["status"].isin(["stored", "ran"])]
-    runs = load_runs(ok["cell"], root=root, data_dir=data_dir, arrays=arrays)
+    # load from the paths the workers reported (not by resolving configs again here)
+    runs = {c: results.load(p, arrays=arrays) for c, p in zip(ok["cell"], ok["path"])}
     return runs, report
 
 
