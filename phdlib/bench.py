@@ -63,7 +63,7 @@ PROFILES = {
     "full": dict(n=100_000_000, sweep=(10**5, 10**6, 10**7, 10**8), n_topk=10_000_000,
                  ip_n=20_000_000, repeats=25, sweep_repeats=9, ks=(1, 10, 100)),
     "quick": dict(n=10_000_000, sweep=(10**5, 10**6, 10**7), n_topk=10_000_000,
-                  ip_n=2_000_000, repeats=21, sweep_repeats=5, ks=(1, 10, 100)),
+                  ip_n=1_000_000, repeats=21, sweep_repeats=3, ks=(1, 10, 100)),
 }
 
 # --------------------------------------------------------------------------- the C loop
@@ -176,10 +176,16 @@ def machine_info() -> dict:
         pass
     import llvmlite.binding as ll
 
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        layer = numba.config.THREADING_LAYER
     info = {"cpu": cpu, "llvm_cpu": ll.get_host_cpu_name(), "cores": os.cpu_count(),
             "memory_bytes": mem, "python": platform.python_version(),
             "numpy": np.__version__, "numba": numba.__version__,
-            "numba_threading_layer": numba.config.THREADING_LAYER}
+            "numba_threading_layer": layer,
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
     try:
         import faiss
 
@@ -259,6 +265,7 @@ class BenchResult:
     machine: dict
     methods: dict
     bandwidth: dict
+    bandwidth_min: dict
     ratios: dict
     checks: dict
     sweep: pd.DataFrame
@@ -271,7 +278,8 @@ class BenchResult:
         """One object keyed by method name; run information under ``"_run"``."""
         out = {nm: m for nm, m in self.methods.items()}
         out["_run"] = {"config": self.config, "machine": self.machine,
-                       "bandwidth_gb_per_s": self.bandwidth, "ratios": self.ratios,
+                       "bandwidth_gb_per_s": self.bandwidth,
+                       "bandwidth_gb_per_s_from_min": self.bandwidth_min, "ratios": self.ratios,
                        "checks": self.checks, "skipped": self.skipped, "version": self.version,
                        "created": self.created, "sweep": self.sweep.to_dict("records"),
                        "topk": self.topk.to_dict("records")}
@@ -288,7 +296,12 @@ class BenchResult:
         return path
 
     def table(self, threads: int = 1) -> pd.DataFrame:
-        """Throughput table at ``threads``: seconds, codes/s, GB/s, % of bandwidth."""
+        """Throughput table at ``threads``: seconds, codes/s, GB/s, % of bandwidth.
+
+    Medians (the figures the acceptance uses), and beside them the fastest
+    round with the percentage of the bandwidth from the fastest read rounds
+    (what the hardware does when no other job interferes).
+    """
         rows = []
         for nm, m in self.methods.items():
             th = m["threads"].get(threads)
@@ -297,6 +310,8 @@ class BenchResult:
             rows.append({"method": nm, "N": m["n"], "seconds": th["seconds"],
                          "items/s": th["items_per_s"], "GB/s": th["gb_per_s"],
                          "% of read bandwidth": th["pct_bandwidth"],
+                         "seconds (min)": th["seconds_min"],
+                         "% of read bandwidth (min)": th["pct_bandwidth_min"],
                          "s per 100M": th["seconds"] / m["n"] * 1e8})
         return pd.DataFrame(rows).set_index("method")
 
@@ -368,6 +383,7 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
               "seed": seed, "sweep": sweep_, "n_topk": n_topk_, "ip_n": ip_n_, "ks": list(ks_),
               "sweep_repeats": int(p["sweep_repeats"]), "code_bits": 64, "ip_dim": IP_DIM}
     skipped: dict[str, str] = {}
+    load_start = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
     log(f"bench: {n:,} random 64-bit codes, {ip_n_:,} float32 {IP_DIM}-d vectors, "
         f"threads {thread_counts}, {repeats_} rounds")
@@ -427,17 +443,22 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
 
     methods: dict[str, dict] = {}
     bandwidth: dict[int, float] = {}
+    bandwidth_min: dict[int, float] = {}
     ratios: dict[str, dict] = {}
     checks: dict[str, object] = {}
     sizes = {}
 
     def record(name, nitems, bpi, t, secs, bw=None):
         m = methods.setdefault(name, {"n": nitems, "bytes_per_item": bpi, "threads": {}})
-        med = float(np.median(secs))
+        med, best = float(np.median(secs)), float(np.min(secs))
         gbs = nitems * bpi / med / 1e9
-        m["threads"][t] = {"seconds": med, "seconds_all": [float(s) for s in secs],
+        bwmin = bandwidth_min.get(t)
+        m["threads"][t] = {"seconds": med, "seconds_min": best,
+                           "seconds_all": [float(s) for s in secs],
                            "items_per_s": nitems / med, "gb_per_s": gbs,
-                           "pct_bandwidth": 100.0 * gbs / bw if bw else None}
+                           "pct_bandwidth": 100.0 * gbs / bw if bw else None,
+                           "pct_bandwidth_min": (100.0 * nitems * bpi / best / 1e9 / bwmin
+                                                 if bwmin else None)}
 
     # ---- table: every scan at N, 1 thread and T threads, interleaved
     for t in thread_counts:
@@ -454,6 +475,8 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         bw = max(n * CODE_BYTES / np.median(times[nm]) / 1e9
                  for nm in ("read", "read_numpy") if nm in times)
         bandwidth[t] = bw
+        bandwidth_min[t] = max(n * CODE_BYTES / np.min(times[nm]) / 1e9
+                               for nm in ("read", "read_numpy") if nm in times)
         for nm, secs in times.items():
             ip = nm.startswith("ip_")
             record(nm, ip_n_ if ip else n, IP_BYTES if ip else CODE_BYTES, t, secs, bw)
@@ -542,9 +565,11 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     sweep_df = pd.DataFrame(srows)
     _set_threads(tmax)
 
-    return BenchResult(config=config, machine=machine_info(), methods=methods,
-                       bandwidth=bandwidth, ratios=ratios, checks=checks, sweep=sweep_df,
-                       topk=topk, skipped=skipped,
+    machine = machine_info()
+    machine["load_average_start"] = load_start
+    return BenchResult(config=config, machine=machine, methods=methods,
+                       bandwidth=bandwidth, bandwidth_min=bandwidth_min, ratios=ratios,
+                       checks=checks, sweep=sweep_df, topk=topk, skipped=skipped,
                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
@@ -665,7 +690,10 @@ def report(res: BenchResult) -> str:
              f"{c['ip_dim']}-d vectors; top-k at {c['n_topk']:,}; {c['repeats']} interleaved rounds, "
              f"medians; seed {c['seed']}"]
     for t, bw in res.bandwidth.items():
-        parts.append(f"measured read bandwidth, {t} thread(s): {bw:.2f} GB/s")
+        parts.append(f"measured read bandwidth, {t} thread(s): {bw:.2f} GB/s (median rounds), "
+                     f"{res.bandwidth_min[t]:.2f} GB/s (fastest rounds)")
+    parts.append(f"load average (1, 5, 15 min) at start {mch.get('load_average_start')}, "
+                 f"at end {mch.get('load_average')}; {mch['cores']} cores shared with other jobs")
     for why in res.skipped.values():
         parts.append(f"skipped: {why}")
     for t in c["threads"]:

@@ -35,7 +35,10 @@ OP_XOR_AND = 2
 
 #: codes per block in the fused top-k: a block's minimum distance is computed
 #: in one vectorised pass; only a block that holds a candidate is revisited.
-TOPK_BLOCK = 512
+TOPK_BLOCK = 1024
+#: a candidate block's distances are checked in segments of this many codes;
+#: only segments that hold a candidate are walked code by code.
+TOPK_SUB = 64
 #: codes per tile in the tiled batch kernels (32 KiB of 64-bit codes: L1/L2).
 TILE = 4096
 #: queries that share one pass over a tile in the tiled top-k.
@@ -224,7 +227,9 @@ def topk_range(op, q, codes, flat, lo, hi, k, fill, ids, state, dbuf):
     the threshold ``t`` (no code farther than ``t`` can enter the top-k) and
     ``s``, the number of ids kept in buckets ``0..t``. A block of
     ``TOPK_BLOCK`` codes whose minimum distance exceeds ``t`` is rejected after
-    one vectorised pass; other blocks are revisited code by code.
+    one vectorised pass; in other blocks the distances go to ``dbuf`` and only
+    segments of ``TOPK_SUB`` codes that hold a candidate are walked code by
+    code.
 
     flat: :func:`flat_view` of codes; fill: int32 (m + 1,) bucket sizes;
     ids: int64 (m + 1, k) bucket contents;
@@ -240,16 +245,24 @@ def topk_range(op, q, codes, flat, lo, hi, k, fill, ids, state, dbuf):
         # a candidate block: its distances into the small buffer (vectorised),
         # then the bucket updates from the buffer
         dist_into(op, q, codes, flat, b0, b1, dbuf)
-        for r in range(b1 - b0):
-            d = dbuf[r]
-            if d < t or (d == t and s < k):
-                ids[d, fill[d]] = b0 + r
-                fill[d] += 1
-                s += 1
-                # lower the threshold while buckets 0..t-1 alone hold k ids
-                while t > 0 and s - fill[t] >= k:
-                    s -= fill[t]
-                    t -= 1
+        for s0 in range(0, b1 - b0, TOPK_SUB):
+            s1 = min(s0 + TOPK_SUB, b1 - b0)
+            seg = dbuf[s0:s1]
+            mn = seg[0]
+            for r in range(seg.shape[0]):
+                mn = min(mn, seg[r])
+            if mn > t:
+                continue
+            for r in range(s0, s1):
+                d = dbuf[r]
+                if d < t or (d == t and s < k):
+                    ids[d, fill[d]] = b0 + r
+                    fill[d] += 1
+                    s += 1
+                    # lower the threshold while buckets 0..t-1 alone hold k ids
+                    while t > 0 and s - fill[t] >= k:
+                        s -= fill[t]
+                        t -= 1
     state[0] = t
     state[1] = s
 
