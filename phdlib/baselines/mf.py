@@ -499,10 +499,11 @@ class SGDMF(_TunedMF):
 class ALSMF(_TunedMF):
     """MF done well (our addition): :func:`fit_als`, reg and epochs chosen on validation.
 
-    Config: ``tune``, ``reg_grid`` (3, 10, 30, 100), ``epochs_grid`` (5, 10,
-    20), ``reg`` / ``epochs`` (used when ``tune`` is False), ``weighted``
-    (ALS-WR regularisation; False), ``init_scale`` (0.1), ``ties``. Latent
-    size = ``bits``.
+    Config: ``tune``, ``reg_grid`` (0.025 to 0.4, doubling), ``epochs_grid``
+    (5, 10, 20), ``reg`` / ``epochs`` (used when ``tune`` is False),
+    ``weighted`` (True: ALS-WR, each row's ridge weight ``reg`` times its
+    number of ratings, Zhou et al. 2008), ``init_scale`` (0.1), ``ties``.
+    Latent size = ``bits``.
     """
 
     name = "mf-als"
@@ -511,8 +512,8 @@ class ALSMF(_TunedMF):
     passes_key = "epochs"
 
     def defaults(self, dataset: str, bits: int) -> dict:
-        return {"tune": True, "reg_grid": [3.0, 10.0, 30.0, 100.0], "epochs_grid": [5, 10, 20],
-                "reg": 30.0, "epochs": 20, "weighted": False, "init_scale": 0.1,
+        return {"tune": True, "reg_grid": [0.025, 0.05, 0.1, 0.2, 0.4], "epochs_grid": [5, 10, 20],
+                "reg": 0.1, "epochs": 10, "weighted": True, "init_scale": 0.1,
                 "ties": "expected", "impl": IMPL}
 
     def _options(self, config):
