@@ -56,6 +56,13 @@ test: venv mathjax
 unit: venv
 	$(PY) -m pytest -q -m "not site" tests
 
+book-quick: venv mathjax
+	$(PHD) book build --dataset $(DATASET) --profile quick $(BOOK_ARGS)
+
+# the browser check of an already built site (_build/html)
+site-test: venv
+	$(PY) -m pytest -q -m site tests
+
 # JupyterLab opens the .md chapters as notebooks (Jupytext); jupytext.toml
 # keeps their headers stable, .jupyter/phd-book-lab.json makes "Jupytext
 # Notebook" the default viewer for Markdown (installed into the venv's
