@@ -1,0 +1,583 @@
+"""Discrete Collaborative Filtering (DCF; Zhang et al., SIGIR 2016).
+
+User codes ``B`` in {-1, 1}^(n_users x r) and item codes ``D`` in
+{-1, 1}^(n_items x r) minimise, over the observed training ratings,
+
+    sum_(u,i) (s_ui - <b_u, d_i>)^2  -  2 alpha tr(B^T X)  -  2 beta tr(D^T Y)
+
+where ``s`` is the rating scaled to [-r, r] (``2 r (s - s_min)/(s_max - s_min) - r``)
+and ``X`` (n_users x r), ``Y`` (n_items x r) are real, zero-mean per bit and
+decorrelated (``X^T X = n_users I``, ``Y^T Y = n_items I``): the relaxed
+balance and decorrelation constraints of the codes. A user ranks items by
+Hamming distance ``(r - <b_u, d_i>) / 2`` (smaller first).
+
+The algorithm, as in the reference MATLAB code
+(hanwangzhang/Discrete-Collaborative-Filtering):
+
+1. relaxed initialisation (:func:`relaxed_init`): the same problem with real
+   ``U``, ``V``, ridge terms ``alpha n_u |u|^2`` / ``beta n_i |v|^2``,
+   solved by alternating exact row updates and closed-form ``X``/``Y``;
+   then ``B = sign(U)``, ``D = sign(V)``;
+2. repeat up to ``max_iter`` (50) times, stopping when no bit changes:
+   discrete coordinate descent on every user's code (bit by bit, up to
+   ``max_sweeps`` = 5 cyclic sweeps; :func:`phdlib.kernels.dcf.dcd_rows`),
+   then every item's, then ``X``, ``Y`` in closed form
+   (:func:`balanced_decorrelated`).
+
+Every step cannot increase the objective (:func:`objective`).
+
+The same machinery with several blocks of codes and a real weight per user
+and item per block is CCCF (:mod:`phdlib.baselines.cccf`); DCF is the case of
+one block with unit weights, and :func:`fit_blocks` implements both.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..kernels import dcf as _k
+
+__all__ = [
+    "RatingGraph",
+    "BlockModel",
+    "scale_ratings",
+    "balanced_decorrelated",
+    "relaxed_init",
+    "fit_blocks",
+    "objective",
+    "pair_scores",
+    "DCF",
+    "PAPER_GRID",
+    "train_point",
+    "grid_search",
+    "evaluate_model",
+]
+
+#: The grid of alpha and beta values searched on validation (each of the two
+#: independently): the DCF paper tunes both trade-off parameters over powers
+#: of ten; we search 1e-4 .. 1 (5 x 5 points).
+PAPER_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# data layout
+
+@dataclass
+class RatingGraph:
+    """Training ratings grouped by user and by item (two CSR layouts).
+
+    u_indptr int64 (n_users+1,), u_items int32 (nnz,): ratings by user, items
+    ascending within a user; i_indptr int64 (n_items+1,), i_users int32
+    (nnz,): the same ratings by item; i_pos int64 (nnz,): position in the
+    user layout of each entry of the item layout; rating float64 (nnz,): the
+    raw rating, user layout.
+    """
+
+    n_users: int
+    n_items: int
+    u_indptr: np.ndarray
+    u_items: np.ndarray
+    i_indptr: np.ndarray
+    i_users: np.ndarray
+    i_pos: np.ndarray
+    rating: np.ndarray
+
+    @property
+    def nnz(self) -> int:
+        return int(self.u_items.shape[0])
+
+    @classmethod
+    def from_arrays(cls, user, item, rating, n_users: int, n_items: int) -> "RatingGraph":
+        """From parallel arrays of user id, item id (ints) and rating (float)."""
+        user = np.asarray(user)
+        item = np.asarray(item)
+        rating = np.asarray(rating, dtype=np.float64)
+        if not (user.ndim == item.ndim == rating.ndim == 1 and len(user) == len(item) == len(rating)):
+            raise ValueError(
+                f"user, item, rating must be 1-d and equally long, got shapes "
+                f"{user.shape}, {item.shape}, {rating.shape}"
+            )
+        if len(user) == 0:
+            raise ValueError("no training ratings")
+        for name, ids, n in (("user", user, n_users), ("item", item, n_items)):
+            if not np.issubdtype(ids.dtype, np.integer):
+                raise TypeError(f"{name} ids must be integers, got dtype {ids.dtype}")
+            lo, hi = int(ids.min()), int(ids.max())
+            if lo < 0 or hi >= n:
+                raise ValueError(f"{name} id {lo if lo < 0 else hi} outside 0..{n - 1}")
+        if not np.all(np.isfinite(rating)):
+            t = int(np.flatnonzero(~np.isfinite(rating))[0])
+            raise ValueError(f"rating[{t}] = {rating[t]} is not finite")
+        order = np.lexsort((item, user))
+        u_indptr = np.zeros(n_users + 1, dtype=np.int64)
+        np.cumsum(np.bincount(user, minlength=n_users), out=u_indptr[1:])
+        u_items = np.ascontiguousarray(item[order].astype(np.int32))
+        u_users = user[order]
+        rat = np.ascontiguousarray(rating[order])
+        iorder = np.lexsort((u_users, u_items))
+        i_indptr = np.zeros(n_items + 1, dtype=np.int64)
+        np.cumsum(np.bincount(u_items, minlength=n_items), out=i_indptr[1:])
+        return cls(int(n_users), int(n_items), u_indptr, u_items, i_indptr,
+                   np.ascontiguousarray(u_users[iorder].astype(np.int32)),
+                   np.ascontiguousarray(iorder.astype(np.int64)), rat)
+
+    @classmethod
+    def from_ratings(cls, ratings, n_users: int, n_items: int) -> "RatingGraph":
+        """From a :class:`phdlib.data.Ratings` (fields user, item, rating)."""
+        for f in ("user", "item", "rating"):
+            if not hasattr(ratings, f):
+                raise TypeError(f"expected phdlib.data.Ratings; {type(ratings).__name__} has no field {f!r}")
+        return cls.from_arrays(ratings.user, ratings.item, ratings.rating, n_users, n_items)
+
+
+def scale_ratings(rating, lo: float, hi: float, scale: float) -> np.ndarray:
+    """Ratings mapped affinely from [lo, hi] to [-scale, scale] (DCF's footnote 2); float64."""
+    if not hi > lo:
+        raise ValueError(f"rating scale must have max > min, got ({lo}, {hi})")
+    s = (np.asarray(rating, dtype=np.float64) - lo) / (hi - lo)
+    return 2.0 * scale * s - scale
+
+
+# ---------------------------------------------------------------------------
+# the balance / decorrelation surrogate
+
+def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The ``X`` maximising ``tr(W^T X)`` s.t. ``1^T X = 0`` and ``X^T X = n I``.
+
+    W: (n, r) real (codes or relaxed vectors), n >= r + 1. Returns float64
+    (n, r). With the centred ``J W = P S Q^T`` (thin SVD; ``J`` removes column
+    means), ``X = sqrt(n) P Q^T`` (DCF's Eq. 16). Directions where ``J W`` is
+    rank deficient (e.g. a bit equal for every user) are completed with
+    random unit vectors orthogonal to ``1`` and to ``P`` (Gram-Schmidt on a
+    seeded random draw) and paired with the null right singular vectors, so
+    the constraints hold exactly whatever the rank. (The reference pairs the
+    completed left vectors with right vectors in eigenvalue order, which
+    keeps the constraints but not the optimum; we pair them correctly.)
+    """
+    W = np.asarray(W, dtype=np.float64)
+    n, r = W.shape
+    if n < r + 1:
+        raise ValueError(f"need more rows than bits + 1 for balanced codes, got n={n}, r={r}")
+    J = W - W.mean(axis=0)
+    P, s, Qt = np.linalg.svd(J, full_matrices=False)  # P (n, r), Qt (r, r)
+    tol = max(n, r) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
+    keep = s > max(tol, 1e-12)
+    k = int(keep.sum())
+    Pk = P[:, keep]
+    if k < r:
+        Z = rng.random((n, r - k))
+        Z -= Z.mean(axis=0)
+        for _ in range(2):  # twice is enough for orthogonality to rounding
+            Z -= Pk @ (Pk.T @ Z)
+            Z -= Z.mean(axis=0)
+            Z, _r = np.linalg.qr(Z)
+        Pk = np.hstack([Pk, Z])
+        Qt = np.vstack([Qt[keep], Qt[~keep]])
+    return np.sqrt(n) * (Pk @ Qt)
+
+
+# ---------------------------------------------------------------------------
+# the block model (DCF = one block with unit weights)
+
+@dataclass
+class BlockModel:
+    """Codes of a (block) DCF model.
+
+    B int8 (n_users, R), D int8 (n_items, R): ±1 codes, block ``b`` in
+    columns ``starts[b]:starts[b+1]`` (int64 (K+1,)); Wu float64
+    (n_users, K), Wi float64 (n_items, K): block weights (ones for DCF);
+    X, Y: per block float64 (n, r_b) surrogates; log: one dict per outer
+    iteration (objective, loss, flips, seconds).
+    """
+
+    B: np.ndarray
+    D: np.ndarray
+    starts: np.ndarray
+    Wu: np.ndarray
+    Wi: np.ndarray
+    X: list = field(default_factory=list)
+    Y: list = field(default_factory=list)
+    log: list = field(default_factory=list)
+    init_log: list = field(default_factory=list)
+
+
+def _blocks(B, starts):
+    return [np.ascontiguousarray(B[:, starts[b]:starts[b + 1]]) for b in range(len(starts) - 1)]
+
+
+def _predict_blocks(g, Bs, Ds, Wu, Wi, real=False):
+    preds = []
+    for b in range(len(Bs)):
+        out = np.empty(g.nnz)
+        f = _k.real_predictions if real else _k.block_predictions
+        f(g.u_indptr, g.u_items, Wu[:, b].copy(), Wi[:, b].copy(), Bs[b], Ds[b], out)
+        preds.append(out)
+    return preds
+
+
+def objective(g: RatingGraph, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta) -> tuple[float, float]:
+    """(objective, squared loss) of the discrete block model.
+
+    target float64 (nnz,) in the user layout of ``g``; Bs, Ds, Xs, Ys: lists
+    over blocks of (n, r_b) arrays. objective = loss
+    - 2 alpha sum_b tr(B_b^T X_b) - 2 beta sum_b tr(D_b^T Y_b).
+    """
+    pred = np.sum(_predict_blocks(g, Bs, Ds, Wu, Wi), axis=0)
+    loss = float(_k.squared_error(g.u_indptr, g.u_items, target, pred))
+    tr = sum(alpha * float(np.sum(B * X)) + beta * float(np.sum(D * Y))
+             for B, D, X, Y in zip(Bs, Ds, Xs, Ys))
+    return loss - 2.0 * tr, loss
+
+
+def relaxed_init(g: RatingGraph, target, sizes, Wu, Wi, alpha, beta, rng, max_iter=50, tol=1e-5,
+                 x_factor=1.0, count_weighted=True, progress=None):
+    """Relaxed initialisation (DCF's Eq. 17; CCCF_init.m for several blocks).
+
+    Minimises over real U_b (n_users, r_b), V_b (n_items, r_b)::
+
+        sum (target - sum_b w_u,b w_i,b <u_b, v_b>)^2
+        + alpha sum_u k_u |u|^2 + beta sum_i k_i |v|^2
+        - 2 alpha x_factor tr(U^T X) - 2 beta x_factor tr(V^T Y)
+
+    (``k_u = n_u`` if ``count_weighted`` else 1) by exact row updates block
+    after block, with ``X``, ``Y`` from :func:`balanced_decorrelated`. The
+    reference DCF code solves each row with ``2 alpha X`` although its own
+    objective gives ``alpha X``: ``x_factor=2`` reproduces it, ``1`` (our
+    default) follows the objective. Starts from uniform [0, 1] factors (as
+    the reference); stops after ``max_iter`` rounds or when the largest
+    Frobenius change of U, V, X, Y is below ``max(n_users, n_items) * tol``
+    (the reference's rule). Returns (Us, Vs, Xs, Ys, log).
+    """
+    K = len(sizes)
+    Us = [rng.random((g.n_users, r)) for r in sizes]
+    Vs = [rng.random((g.n_items, r)) for r in sizes]
+    Xs = [balanced_decorrelated(U, rng) for U in Us]
+    Ys = [balanced_decorrelated(V, rng) for V in Vs]
+    preds = _predict_blocks(g, Us, Vs, Wu, Wi, real=True)
+    total = np.sum(preds, axis=0)
+    thresh = max(g.n_users, g.n_items) * tol
+    log = []
+    for it in range(1, max_iter + 1):
+        t0 = time.perf_counter()
+        change = 0.0
+        for b in range(K):
+            wu, wi = Wu[:, b].copy(), Wi[:, b].copy()
+            resid = target - total + preds[b]
+            U0, V0, X0, Y0 = Us[b].copy(), Vs[b].copy(), Xs[b], Ys[b]
+            _k.ridge_rows(g.u_indptr, g.u_items, resid, wu, wi, Vs[b], float(alpha),
+                          bool(count_weighted), x_factor * alpha * Xs[b], Us[b])
+            _k.ridge_rows(g.i_indptr, g.i_users, resid[g.i_pos], wi, wu, Us[b], float(beta),
+                          bool(count_weighted), x_factor * beta * Ys[b], Vs[b])
+            Xs[b] = balanced_decorrelated(Us[b], rng)
+            Ys[b] = balanced_decorrelated(Vs[b], rng)
+            new = np.empty(g.nnz)
+            _k.real_predictions(g.u_indptr, g.u_items, wu, wi, Us[b], Vs[b], new)
+            total += new - preds[b]
+            preds[b] = new
+            change = max(change, np.linalg.norm(Us[b] - U0), np.linalg.norm(Vs[b] - V0),
+                         np.linalg.norm(Xs[b] - X0), np.linalg.norm(Ys[b] - Y0))
+        loss = float(_k.squared_error(g.u_indptr, g.u_items, target, total))
+        log.append({"iteration": it, "loss": loss, "change": float(change),
+                    "seconds": time.perf_counter() - t0})
+        if progress is not None:
+            progress(f"init {it}: change {change:.3g}")
+        if change < thresh:
+            break
+    return Us, Vs, Xs, Ys, log
+
+
+def _sign(A):
+    S = np.where(A >= 0, 1, -1).astype(np.int8)  # sign with 0 -> +1, as the reference
+    return np.ascontiguousarray(S)
+
+
+def fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, **kwargs) -> BlockModel:
+    """Train a block DCF model; see :func:`_fit_blocks` for the arguments.
+
+    BLAS is held to one thread meanwhile: the kernels are parallel over rows
+    and call BLAS per row, and nested BLAS threads oversubscribe the cores.
+    """
+    import scipy.linalg.cython_blas  # noqa: F401  (load the BLAS numba calls, so that
+    import scipy.linalg.cython_lapack  # noqa: F401  threadpoolctl can see and limit it)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _fit_blocks(g, target, sizes, Wu, Wi, **kwargs)
+
+
+def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, beta=0.001, seed=0,
+                max_iter=50, max_sweeps=5, init="relaxed", init_max_iter=50, init_tol=1e-5,
+                init_x_factor=1.0, init_count_weighted=True, tol=None,
+                callback: Callable | None = None, progress: bool = False) -> BlockModel:
+    """Train a block DCF model (DCF: ``sizes=[r]``, no weights).
+
+    g: the training ratings; target float64 (nnz,): scaled ratings in g's
+    user layout; sizes: bits per block; Wu (n_users, K), Wi (n_items, K)
+    float64 block weights (default ones); alpha, beta: trade-offs of the
+    balance terms; init: "relaxed" (:func:`relaxed_init`) or "random" (signs
+    of standard normal draws, CCCF's default); max_iter: cap of outer
+    iterations; max_sweeps: cap of cyclic sweeps per code in one update;
+    tol: if given, also stop when the objective decreases by less than
+    ``max(n_users, n_items) * tol`` in an outer iteration (CCCF's rule).
+    Stops when no bit changes in an outer iteration. ``callback(it, model)``
+    runs after each outer iteration (e.g. to validate).
+    """
+    sizes = [int(r) for r in sizes]
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"block sizes must be positive integers, got {sizes}")
+    K = len(sizes)
+    Wu = np.ones((g.n_users, K)) if Wu is None else np.ascontiguousarray(Wu, dtype=np.float64)
+    Wi = np.ones((g.n_items, K)) if Wi is None else np.ascontiguousarray(Wi, dtype=np.float64)
+    if Wu.shape != (g.n_users, K) or Wi.shape != (g.n_items, K):
+        raise ValueError(f"weights must be ({g.n_users}, {K}) and ({g.n_items}, {K}), "
+                         f"got {Wu.shape} and {Wi.shape}")
+    target = np.ascontiguousarray(target, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    pbar = None
+    if progress:
+        from tqdm.auto import tqdm
+        pbar = tqdm(total=max_iter, desc=f"DCF blocks {sizes}", leave=False)
+    init_log = []
+    if init == "relaxed":
+        Us, Vs, Xs, Ys, init_log = relaxed_init(
+            g, target, sizes, Wu, Wi, alpha, beta, rng, max_iter=init_max_iter, tol=init_tol,
+            x_factor=init_x_factor, count_weighted=init_count_weighted,
+            progress=(pbar.set_postfix_str if pbar is not None else None))
+    elif init == "random":
+        Us = [rng.standard_normal((g.n_users, r)) for r in sizes]
+        Vs = [rng.standard_normal((g.n_items, r)) for r in sizes]
+        Xs = [balanced_decorrelated(U, rng) for U in Us]
+        Ys = [balanced_decorrelated(V, rng) for V in Vs]
+    else:
+        raise ValueError(f"init must be 'relaxed' or 'random', got {init!r}")
+    Bs = [_sign(U) for U in Us]
+    Ds = [_sign(V) for V in Vs]
+    del Us, Vs
+    preds = _predict_blocks(g, Bs, Ds, Wu, Wi)
+    total = np.sum(preds, axis=0)
+    model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log)
+    obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta)
+    model.log.append({"iteration": 0, "objective": obj, "loss": loss, "flips": 0, "seconds": 0.0})
+    for it in range(1, max_iter + 1):
+        t0 = time.perf_counter()
+        flips = 0
+        for b in range(K):
+            wu, wi = Wu[:, b].copy(), Wi[:, b].copy()
+            resid = target - total + preds[b]
+            flips += int(_k.dcd_rows(g.u_indptr, g.u_items, resid, wu, wi, Bs[b], Ds[b],
+                                     alpha * Xs[b], int(max_sweeps)).sum())
+            flips += int(_k.dcd_rows(g.i_indptr, g.i_users, np.ascontiguousarray(resid[g.i_pos]),
+                                     wi, wu, Ds[b], Bs[b], beta * Ys[b], int(max_sweeps)).sum())
+            Xs[b] = balanced_decorrelated(Bs[b], rng)
+            Ys[b] = balanced_decorrelated(Ds[b], rng)
+            new = np.empty(g.nnz)
+            _k.block_predictions(g.u_indptr, g.u_items, wu, wi, Bs[b], Ds[b], new)
+            total += new - preds[b]
+            preds[b] = new
+        prev = model.log[-1]["objective"]
+        obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta)
+        model.log.append({"iteration": it, "objective": obj, "loss": loss, "flips": flips,
+                          "seconds": time.perf_counter() - t0})
+        model.B, model.D = np.hstack(Bs), np.hstack(Ds)
+        if pbar is not None:
+            pbar.update(1)
+            pbar.set_postfix(flips=flips, obj=f"{obj:.4g}")
+        if callback is not None:
+            callback(it, model)
+        if flips == 0:
+            break
+        if tol is not None and prev - obj < max(g.n_users, g.n_items) * tol:
+            break
+    if pbar is not None:
+        pbar.close()
+    model.X, model.Y = Xs, Ys
+    return model
+
+
+def pair_scores(model: BlockModel, user, item) -> np.ndarray:
+    """float64 (p,): ``sum_b w_u,b w_i,b <b_u,b, d_i,b>`` for each (user, item) pair."""
+    return _k.pair_scores(np.ascontiguousarray(user, dtype=np.int64),
+                          np.ascontiguousarray(item, dtype=np.int64),
+                          model.B, model.D, model.starts, model.Wu, model.Wi)
+
+
+# ---------------------------------------------------------------------------
+# evaluation and the registry method
+
+_METRICS = ("ndcg@5", "ndcg@10", "mrr")
+
+#: Implementation revision, part of every config (hence of the results store's
+#: key): bump it when a change alters what the method computes.
+IMPL = 1
+
+
+def evaluate_model(model: BlockModel, part, kind: str, ties: str = "expected"):
+    """Per-user metrics of ``part`` (a :class:`phdlib.data.Ratings`).
+
+    kind "dissimilarity": rank by Hamming distance ``(R - <b_u, d_i>) / 2``
+    (DCF; the model must have one block and unit weights); kind "score":
+    rank by the weighted block score (CCCF), larger first.
+    """
+    from .. import metrics
+
+    s = pair_scores(model, part.user, part.item)
+    if kind == "dissimilarity":
+        if model.starts.shape[0] != 2 or not (np.all(model.Wu == 1) and np.all(model.Wi == 1)):
+            raise ValueError("Hamming ranking needs one block with unit weights")
+        values = np.rint((model.B.shape[1] - s) / 2).astype(np.int32)
+    elif kind == "score":
+        values = s
+    else:
+        raise ValueError(f"kind must be 'dissimilarity' or 'score', got {kind!r}")
+    return metrics.evaluate(part.user, part.rating, values, kind=kind, ties=ties)
+
+
+def model_arrays(model: BlockModel) -> dict:
+    """Packed codes (uint64, :func:`phdlib.codes.pack`) for the results store."""
+    from .. import codes as C
+
+    return {"user_codes": C.pack(model.B, encoding="pm1").words,
+            "item_codes": C.pack(model.D, encoding="pm1").words}
+
+
+def grid_search(method, split, bits: int, seed: int, config: dict, points: list[dict],
+                progress: bool = False):
+    """Run every grid point as its own stored run; return the run with the best validation NDCG@10.
+
+    method: the method object (DCF or CCCF); points: config overrides, one
+    dict per grid point (``tune`` is set to False in each). Each point goes
+    through :func:`phdlib.methods.run`, so it is stored and reused (the grid
+    is resumable). The returned run is the chosen point's (its per-user
+    metrics, codes and metrics) with ``config`` = the tuning config, ``log``
+    = one row per grid point (validation and test metrics, wall time,
+    ``chosen``), and ``metrics["grid_seconds"]`` the total wall time.
+    Test metrics are logged for the chapter's sensitivity table, never used
+    to choose.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from .. import methods
+
+    t0 = time.perf_counter()
+    rows, runs = [], []
+    for pt in tqdm(points, desc=f"{method.name} {bits}b grid", disable=not progress, leave=False):
+        over = {k: v for k, v in config.items() if k not in pt}
+        over.update(pt)
+        over["tune"] = False
+        r = methods.run(method.name, split, bits, seed=seed, overrides=over, progress=False)
+        runs.append(r)
+        rows.append({**pt, "wall_seconds": r.wall_seconds,
+                     **{f"valid_{k}": r.metrics[f"valid_{k}"] for k in _METRICS},
+                     **{f"test_{k}": r.metrics[k] for k in _METRICS}})
+    log = pd.DataFrame(rows)
+    best = int(np.argmax(log["valid_ndcg@10"].to_numpy()))
+    log["chosen"] = np.arange(len(log)) == best
+    chosen = runs[best]
+    from ..results import Run
+
+    metrics = dict(chosen.metrics)
+    metrics["grid_seconds"] = time.perf_counter() - t0
+    metrics["grid_points"] = len(points)
+    return Run(method=method.name, dataset=split.dataset.name, bits=int(bits), seed=int(seed),
+               config=dict(config), metrics=metrics, per_user=chosen.per_user,
+               fingerprint=split.fingerprint, wall_seconds=time.perf_counter() - t0,
+               arrays=chosen.arrays, log=log,
+               extra={**chosen.extra, "chosen_on": "validation ndcg@10",
+                      "chosen": {k: v for k, v in points[best].items()},
+                      "chosen_config": chosen.config})
+
+
+def _log_frame(model: BlockModel):
+    import pandas as pd
+
+    init = pd.DataFrame(model.init_log)
+    if len(init):
+        init.insert(0, "phase", "init")
+    disc = pd.DataFrame(model.log)
+    disc.insert(0, "phase", "discrete")
+    return pd.concat([init, disc], ignore_index=True)
+
+
+class DCF:
+    """Registry method ``dcf`` (see :mod:`phdlib.methods`).
+
+    Config:
+
+    - ``alpha``, ``beta``: trade-offs of the balance/decorrelation terms for
+      the single-point run (``tune=False``);
+    - ``tune``: True runs every (alpha, beta) of ``alpha_grid`` x
+      ``beta_grid`` (:data:`PAPER_GRID`) as its own stored run and keeps the
+      one with the best validation NDCG@10 (:func:`grid_search`);
+    - ``max_iter`` (50) and ``max_sweeps`` (5): the reference's caps of outer
+      iterations and of cyclic bit sweeps per code;
+    - ``init`` ("relaxed"), ``init_max_iter`` (50), ``init_tol`` (1e-5),
+      ``init_x_factor`` (1: the objective's ``alpha X``; 2 reproduces the
+      reference's ``2 alpha X``), ``init_count_weighted`` (True: ridge
+      ``alpha n_u``, as the reference);
+    - ``ties``: tie rule of the evaluation ("expected").
+
+    The run's arrays: ``user_codes``, ``item_codes`` (packed uint64); its
+    metrics: the test summary plus ``valid_*``, ``iterations``,
+    ``init_iterations``, ``train_seconds``, ``train_cpu_seconds``.
+    """
+
+    name = "dcf"
+    label = "DCF"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {"alpha": 0.1, "beta": 0.1, "tune": True,
+                "alpha_grid": list(PAPER_GRID), "beta_grid": list(PAPER_GRID),
+                "max_iter": 50, "max_sweeps": 5, "init": "relaxed", "init_max_iter": 50,
+                "init_tol": 1e-5, "init_x_factor": 1.0, "init_count_weighted": True,
+                "ties": "expected", "impl": IMPL}
+
+    def train(self, split, bits, seed, config, progress=False):
+        if config["tune"]:
+            points = [{"alpha": float(a), "beta": float(b)}
+                      for a in config["alpha_grid"] for b in config["beta_grid"]]
+            return grid_search(self, split, bits, seed, config, points, progress)
+        return train_point(self.name, split, bits, seed, config, [int(bits)], None, None,
+                           kind="dissimilarity", progress=progress)
+
+
+def train_point(name, split, bits, seed, config, sizes, Wu, Wi, kind, progress=False,
+                extra=None, scale=None):
+    """Fit one configuration of a block model and evaluate it (shared by DCF and CCCF)."""
+    from .. import metrics
+    from ..results import Run
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    ds = split.dataset
+    g = RatingGraph.from_ratings(split.train, ds.n_users, ds.n_items)
+    lo, hi = ds.rating_scale
+    target = scale_ratings(g.rating, lo, hi, float(bits if scale is None else scale))
+    model = fit_blocks(g, target, sizes, Wu, Wi, alpha=float(config["alpha"]),
+                       beta=float(config["beta"]), seed=seed, max_iter=int(config["max_iter"]),
+                       max_sweeps=int(config["max_sweeps"]), init=config["init"],
+                       init_max_iter=int(config["init_max_iter"]), init_tol=float(config["init_tol"]),
+                       init_x_factor=float(config["init_x_factor"]),
+                       init_count_weighted=bool(config["init_count_weighted"]),
+                       tol=config.get("tol"), progress=progress)
+    train_s, train_cpu = time.perf_counter() - t0, time.process_time() - c0
+    pv = evaluate_model(model, split.valid, kind, config["ties"])
+    pt = evaluate_model(model, split.test, kind, config["ties"])
+    summary = metrics.summarize(pt)
+    sv = metrics.summarize(pv)
+    summary.update({f"valid_{k}": sv[k] for k in _METRICS})
+    summary.update({"iterations": len(model.log) - 1, "init_iterations": len(model.init_log),
+                    "converged": bool(model.log[-1]["flips"] == 0),
+                    "train_seconds": train_s, "train_cpu_seconds": train_cpu})
+    arrays = model_arrays(model)
+    if len(sizes) > 1 or Wu is not None:
+        arrays["user_weights"] = model.Wu.astype(np.float32)
+        arrays["item_weights"] = model.Wi.astype(np.float32)
+        arrays["block_starts"] = model.starts
+    return Run(method=name, dataset=ds.name, bits=int(bits), seed=int(seed), config=dict(config),
+               metrics=summary, per_user=pt, fingerprint=split.fingerprint,
+               wall_seconds=time.perf_counter() - t0, arrays=arrays, log=_log_frame(model),
+               extra=dict(extra or {}))

@@ -1,0 +1,205 @@
+"""Numba kernels of discrete collaborative filtering (DCF) and its block form (CCCF).
+
+Both sides of the factorisation are handled by the same kernels: the "rows"
+are the entity being updated (users in the user step, items in the item step)
+and the "columns" are the other side, held fixed. Ratings are laid out
+CSR-like, grouped by row:
+
+- ``indptr``: int64 ``(n_rows + 1,)``, row ``r`` owns positions
+  ``indptr[r]:indptr[r + 1]``;
+- ``cols``: int32 ``(nnz,)``, the column entity of each rating;
+- ``target``: float64 ``(nnz,)``, the value the model should predict there
+  (the scaled rating, or for one block of CCCF the rating minus the other
+  blocks' predictions).
+
+Every rating ``t = (u, j)`` carries a weight ``c_t = wrow[u] * wcol[j]``
+(float64 per row and per column; all ones for DCF). The model of one block
+predicts ``c_t * <b_u, d_j>`` with ``b_u, d_j`` in {-1, +1}^r, stored as
+``int8`` C-contiguous ``(n, r)`` arrays.
+
+Objective of one row ``u`` (the DCF paper's Eq. 11, one user at a time)::
+
+    sum_t (target_t - c_t <b_u, d_j>)^2  -  2 * bias_u . b_u
+
+where ``bias_u`` is ``alpha * x_u`` (the balance / decorrelation surrogate).
+Discrete coordinate descent sets bit ``k`` to the sign of
+
+    g_k = bias_uk + sum_t c_t d_jk (target_t - p_t) + b_uk * sum_t c_t^2
+
+with ``p_t = c_t <b_u, d_j>`` the current prediction: the sign that lowers the
+objective with every other bit fixed (``g_k = 0``: the bit is kept). This is
+the update of ``DCDmex.c`` in the reference code, written with running
+predictions so that one sweep over the ``r`` bits costs ``O(n_u r)`` instead
+of ``O(n_u r^2)`` for the ``r x r`` Gram matrix.
+
+Everything here is deterministic and parallel over rows (``prange``); rows are
+independent given the other side, so the result does not depend on threads.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True, parallel=True)
+def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
+    """Discrete coordinate descent on every row's code, in place.
+
+    indptr int64 (n+1,), cols int32 (nnz,), target float64 (nnz,),
+    wrow float64 (n,), wcol float64 (m,), codes int8 (n, r) (updated),
+    other int8 (m, r), bias float64 (n, r), max_sweeps int (>= 1): the cap of
+    cyclic sweeps over the bits per row (``maxItr2`` of the reference, 5).
+    A row stops early after a sweep that changes no bit.
+
+    Returns int64 (n,): number of bit flips per row.
+    """
+    n, r = codes.shape
+    flips = np.zeros(n, dtype=np.int64)
+    for u in nb.prange(n):
+        s, e = indptr[u], indptr[u + 1]
+        nu = e - s
+        p = np.empty(nu, dtype=np.float64)
+        c = np.empty(nu, dtype=np.float64)
+        cc = 0.0
+        for t in range(nu):
+            j = cols[s + t]
+            ct = wrow[u] * wcol[j]
+            c[t] = ct
+            cc += ct * ct
+            acc = 0
+            for k in range(r):
+                acc += codes[u, k] * other[j, k]
+            p[t] = ct * acc
+        nflip = 0
+        for _sweep in range(max_sweeps):
+            changed = 0
+            for k in range(r):
+                bk = codes[u, k]
+                g = bias[u, k] + bk * cc
+                for t in range(nu):
+                    j = cols[s + t]
+                    g += c[t] * other[j, k] * (target[s + t] - p[t])
+                if g > 0.0:
+                    nb_ = 1
+                elif g < 0.0:
+                    nb_ = -1
+                else:
+                    nb_ = bk
+                if nb_ != bk:
+                    codes[u, k] = nb_
+                    changed += 1
+                    for t in range(nu):
+                        j = cols[s + t]
+                        p[t] += 2.0 * nb_ * c[t] * other[j, k]
+            nflip += changed
+            if changed == 0:
+                break
+        flips[u] = nflip
+    return flips
+
+
+@nb.njit(cache=True, parallel=True)
+def block_predictions(indptr, cols, wrow, wcol, codes, other, out):
+    """``out[t] = wrow[u] * wcol[j] * <codes[u], other[j]>`` for every rating.
+
+    Shapes as in :func:`dcd_rows`; out float64 (nnz,), written in place.
+    """
+    n, r = codes.shape
+    for u in nb.prange(n):
+        for t in range(indptr[u], indptr[u + 1]):
+            j = cols[t]
+            acc = 0
+            for k in range(r):
+                acc += codes[u, k] * other[j, k]
+            out[t] = wrow[u] * wcol[j] * acc
+
+
+@nb.njit(cache=True, parallel=True)
+def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin, out):
+    """Relaxed (real-valued) row update of the DCF initialisation, in place.
+
+    For each row ``u`` with at least one rating, with ``A`` the ``(n_u, r)``
+    matrix of rows ``c_t * other[j_t]``::
+
+        out[u] = solve(A^T A + lam * k_u * I,  A^T target_u + lin[u])
+
+    where ``k_u = n_u`` if ``count_weighted`` else 1. This exactly minimises
+    ``sum_t (target_t - c_t <u, v_j>)^2 + lam k_u |u|^2 - 2 lin[u] . u`` over
+    ``u``. Rows without ratings are left as they are (as the reference does).
+
+    other float64 (m, r); lin float64 (n, r); out float64 (n, r).
+    """
+    n, r = out.shape
+    for u in nb.prange(n):
+        s, e = indptr[u], indptr[u + 1]
+        nu = e - s
+        if nu == 0:
+            continue
+        A = np.empty((nu, r), dtype=np.float64)
+        y = np.empty(nu, dtype=np.float64)
+        for t in range(nu):
+            j = cols[s + t]
+            ct = wrow[u] * wcol[j]
+            for k in range(r):
+                A[t, k] = ct * other[j, k]
+            y[t] = target[s + t]
+        G = A.T @ A
+        reg = lam * (nu if count_weighted else 1.0)
+        for k in range(r):
+            G[k, k] += reg
+        rhs = A.T @ y
+        for k in range(r):
+            rhs[k] += lin[u, k]
+        out[u, :] = np.linalg.solve(G, rhs)
+
+
+@nb.njit(cache=True, parallel=True)
+def squared_error(indptr, cols, target, pred):
+    """``sum_t (target_t - pred_t)^2`` over all ratings; float64."""
+    n = indptr.shape[0] - 1
+    tot = np.zeros(n, dtype=np.float64)
+    for u in nb.prange(n):
+        acc = 0.0
+        for t in range(indptr[u], indptr[u + 1]):
+            d = target[t] - pred[t]
+            acc += d * d
+        tot[u] = acc
+    return tot.sum()
+
+
+@nb.njit(cache=True, parallel=True)
+def real_predictions(indptr, cols, wrow, wcol, U, V, out):
+    """``out[t] = wrow[u] * wcol[j] * <U[u], V[j]>`` (float64 factors)."""
+    n, r = U.shape
+    for u in nb.prange(n):
+        for t in range(indptr[u], indptr[u + 1]):
+            j = cols[t]
+            acc = 0.0
+            for k in range(r):
+                acc += U[u, k] * V[j, k]
+            out[t] = wrow[u] * wcol[j] * acc
+
+
+@nb.njit(cache=True, parallel=True)
+def pair_scores(user, item, ucodes, icodes, starts, wu, wi):
+    """Block-weighted inner products of ±1 codes for given (user, item) pairs.
+
+    user, item int (p,); ucodes int8 (n_users, R), icodes int8 (n_items, R);
+    starts int64 (K+1,): block ``b`` is columns ``starts[b]:starts[b+1]``;
+    wu float64 (n_users, K), wi float64 (n_items, K).
+    Returns float64 (p,): ``sum_b wu[u,b] wi[i,b] <ucodes[u,b], icodes[i,b]>``.
+    """
+    p = user.shape[0]
+    K = starts.shape[0] - 1
+    out = np.empty(p, dtype=np.float64)
+    for t in nb.prange(p):
+        u = user[t]
+        i = item[t]
+        tot = 0.0
+        for b in range(K):
+            acc = 0
+            for k in range(starts[b], starts[b + 1]):
+                acc += ucodes[u, k] * icodes[i, k]
+            tot += wu[u, b] * wi[i, b] * acc
+        out[t] = tot
+    return out

@@ -1,0 +1,169 @@
+"""DCF: the discrete coordinate descent, the balance surrogate, monotone training."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phdlib.baselines import dcf
+from phdlib.kernels import dcf as K
+
+
+def _problem(n_users=40, n_items=30, density=0.4, seed=0):
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n_users, n_items)) < density
+    mask[np.arange(n_users), rng.integers(0, n_items, n_users)] = True  # every user rates
+    mask[rng.integers(0, n_users, n_items), np.arange(n_items)] = True  # every item is rated
+    u, i = np.nonzero(mask)
+    r = rng.integers(1, 6, size=u.shape[0]).astype(np.float64)
+    return dcf.RatingGraph.from_arrays(u, i, r, n_users, n_items)
+
+
+def _row_objective(g, target, b, D, u, w_u, w_i, bias):
+    s, e = g.u_indptr[u], g.u_indptr[u + 1]
+    j = g.u_items[s:e]
+    c = w_u * w_i[j]
+    pred = c * (D[j].astype(np.float64) @ b)
+    return float(np.sum((target[s:e] - pred) ** 2) - 2.0 * bias @ b)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_dcd_sweep_equals_brute_force_single_bit_choices(weighted):
+    """One sweep of the kernel = for each bit in turn, the sign with the lower objective."""
+    g = _problem(seed=1)
+    r = 7
+    rng = np.random.default_rng(2)
+    target = dcf.scale_ratings(g.rating, 1, 5, r) + rng.normal(0, 0.3, g.nnz)  # no exact ties
+    B = np.where(rng.random((g.n_users, r)) < 0.5, 1, -1).astype(np.int8)
+    D = np.where(rng.random((g.n_items, r)) < 0.5, 1, -1).astype(np.int8)
+    wu = rng.random(g.n_users) + 0.5 if weighted else np.ones(g.n_users)
+    wi = rng.random(g.n_items) + 0.5 if weighted else np.ones(g.n_items)
+    bias = rng.normal(0, 2.0, (g.n_users, r))
+    expect = B.astype(np.float64).copy()
+    for u in range(g.n_users):
+        b = expect[u]
+        for k in range(r):
+            objs = {}
+            for v in (-1.0, 1.0):
+                b[k] = v
+                objs[v] = _row_objective(g, target, b, D, u, wu[u], wi, bias[u])
+            b[k] = min(objs, key=objs.get)
+    got = B.copy()
+    K.dcd_rows(g.u_indptr, g.u_items, target, wu, wi, got, D, bias, 1)
+    np.testing.assert_array_equal(got, expect.astype(np.int8))
+
+
+def test_dcd_converged_codes_are_single_flip_local_minima():
+    g = _problem(seed=3)
+    r = 6
+    rng = np.random.default_rng(4)
+    target = dcf.scale_ratings(g.rating, 1, 5, r)
+    B = np.where(rng.random((g.n_users, r)) < 0.5, 1, -1).astype(np.int8)
+    D = np.where(rng.random((g.n_items, r)) < 0.5, 1, -1).astype(np.int8)
+    bias = rng.normal(0, 0.5, (g.n_users, r))
+    ones_u, ones_i = np.ones(g.n_users), np.ones(g.n_items)
+    K.dcd_rows(g.u_indptr, g.u_items, target, ones_u, ones_i, B, D, bias, 1000)
+    for u in range(g.n_users):
+        b = B[u].astype(np.float64)
+        base = _row_objective(g, target, b, D, u, 1.0, ones_i, bias[u])
+        for k in range(r):
+            f = b.copy()
+            f[k] = -f[k]
+            assert _row_objective(g, target, f, D, u, 1.0, ones_i, bias[u]) >= base - 1e-9
+
+
+@pytest.mark.parametrize("shape", [(50, 8), (200, 16), (33, 32)])
+@pytest.mark.parametrize("deficient", [False, True])
+def test_balanced_decorrelated_constraints_and_optimality(shape, deficient):
+    n, r = shape
+    rng = np.random.default_rng(n + r)
+    W = np.where(rng.random((n, r)) < 0.5, 1.0, -1.0)
+    if deficient:  # a constant bit and a duplicated bit: two null directions
+        W[:, 0] = 1.0
+        W[:, 2] = W[:, 1]
+    X = dcf.balanced_decorrelated(W, np.random.default_rng(0))
+    assert X.shape == (n, r)
+    np.testing.assert_allclose(X.sum(axis=0), 0.0, atol=1e-8)
+    np.testing.assert_allclose(X.T @ X, n * np.eye(r), atol=1e-8)
+    # optimal: tr(W^T X) = sqrt(n) * nuclear norm of the centred W, above any feasible X
+    J = W - W.mean(axis=0)
+    best = np.sqrt(n) * np.linalg.svd(J, compute_uv=False).sum()
+    assert np.sum(W * X) == pytest.approx(best, rel=1e-10)
+    Z = rng.normal(size=(n, r))
+    Z -= Z.mean(axis=0)
+    Qz, _ = np.linalg.qr(Z)
+    assert np.sum(W * np.sqrt(n) * Qz) <= best + 1e-9
+
+
+def test_balanced_decorrelated_rejects_too_few_rows():
+    with pytest.raises(ValueError, match="more rows than bits"):
+        dcf.balanced_decorrelated(np.ones((4, 8)), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("init,x_factor", [("relaxed", 1.0), ("relaxed", 2.0), ("random", 1.0)])
+def test_objective_never_increases_across_outer_iterations(init, x_factor):
+    g = _problem(n_users=60, n_items=45, seed=5)
+    r = 8
+    target = dcf.scale_ratings(g.rating, 1, 5, r)
+    m = dcf.fit_blocks(g, target, [r], alpha=0.05, beta=0.05, seed=0, max_iter=30,
+                       init=init, init_max_iter=5, init_x_factor=x_factor)
+    obj = np.array([row["objective"] for row in m.log])
+    assert len(obj) >= 3
+    assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1]).max())
+    assert obj[-1] < obj[0]
+    # the logged objective is the one recomputed from scratch
+    Bs, Ds = [m.B], [m.D]
+    recomputed, _ = dcf.objective(g, target, Bs, Ds, m.X, m.Y, m.Wu, m.Wi, 0.05, 0.05)
+    assert recomputed == pytest.approx(obj[-1], rel=1e-12)
+
+
+def test_block_objective_never_increases_with_weights():
+    g = _problem(n_users=60, n_items=45, seed=6)
+    rng = np.random.default_rng(7)
+    Wu, Wi = rng.random((g.n_users, 2)), rng.random((g.n_items, 2))
+    target = dcf.scale_ratings(g.rating, 1, 5, 4)
+    m = dcf.fit_blocks(g, target, [4, 8], Wu, Wi, alpha=0.01, beta=0.01, seed=0, max_iter=20,
+                       init="random")
+    obj = np.array([row["objective"] for row in m.log])
+    assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1]).max())
+
+
+def test_relaxed_init_rows_solve_their_ridge_problems():
+    """With x_factor=1 each row update is the exact minimiser of the relaxed objective."""
+    g = _problem(seed=8)
+    r, alpha = 5, 0.3
+    rng = np.random.default_rng(9)
+    target = dcf.scale_ratings(g.rating, 1, 5, r)
+    V = rng.normal(size=(g.n_items, r))
+    lin = rng.normal(size=(g.n_users, r))
+    U = np.zeros((g.n_users, r))
+    K.ridge_rows(g.u_indptr, g.u_items, target, np.ones(g.n_users), np.ones(g.n_items), V,
+                 alpha, True, lin, U)
+    for u in (0, 7, 19):
+        s, e = g.u_indptr[u], g.u_indptr[u + 1]
+        A = V[g.u_items[s:e]]
+
+        def f(x):
+            return np.sum((target[s:e] - A @ x) ** 2) + alpha * (e - s) * x @ x - 2 * lin[u] @ x
+        grad = -2 * A.T @ (target[s:e] - A @ U[u]) + 2 * alpha * (e - s) * U[u] - 2 * lin[u]
+        np.testing.assert_allclose(grad, 0.0, atol=1e-8)
+        assert f(U[u]) <= f(U[u] + 1e-3 * rng.normal(size=r))
+
+
+def test_rating_graph_layouts_agree():
+    g = _problem(seed=10)
+    # item layout, mapped back through i_pos, lists the same (user, item) pairs
+    users_by_pos = np.repeat(np.arange(g.n_users), np.diff(g.u_indptr))
+    items_by_item_layout = np.repeat(np.arange(g.n_items), np.diff(g.i_indptr))
+    np.testing.assert_array_equal(users_by_pos[g.i_pos], g.i_users)
+    np.testing.assert_array_equal(g.u_items[g.i_pos], items_by_item_layout)
+
+
+def test_rating_graph_bad_input_is_named():
+    with pytest.raises(ValueError, match="item id 9 outside 0..4"):
+        dcf.RatingGraph.from_arrays([0, 1], [0, 9], [1.0, 2.0], 2, 5)
+    with pytest.raises(ValueError, match=r"rating\[1\] = nan"):
+        dcf.RatingGraph.from_arrays([0, 1], [0, 1], [1.0, np.nan], 2, 5)
+
+
+def test_scale_ratings_maps_to_plus_minus_r():
+    np.testing.assert_allclose(dcf.scale_ratings([1, 3, 5], 1, 5, 64), [-64, 0, 64])
