@@ -403,3 +403,28 @@ def test_compare_tie_rules_table():
             assert g.loc["random", c] == pytest.approx(want, abs=1e-12)
             assert g.loc["random", c + "_sd"] > 0 and g.loc["input", c + "_sd"] == 0
         assert g.loc["random", "draws"] == 3
+
+
+def test_large_tie_groups_kernel_equals_per_user():
+    # one user, 300 items over 3 distances: the kernel's running-ratio RR and the
+    # per-user binomial formula agree on big groups
+    rng = np.random.default_rng(21)
+    r = rng.integers(1, 6, 300)
+    d = rng.integers(0, 3, 300)
+    row = M.evaluate(np.zeros(300, dtype=np.int64), r, d, ks=(5, 10, 100)).iloc[0]
+    assert row["mrr"] == pytest.approx(M.mrr(r, d), abs=1e-12)
+    for k in (5, 10, 100):
+        assert row[f"ndcg@{k}"] == pytest.approx(M.ndcg(r, d, k), abs=1e-12)
+    from phdlib.kernels.ranking import expected_reciprocal_rank
+    for a, g, hits in [(0, 50, 7), (10, 200, 1), (3, 40, 40), (0, 1, 1)]:
+        want = sum(math.comb(g - 1 - x, hits - 1) / math.comb(g, hits) / (a + 1 + x)
+                   for x in range(g - hits + 1))
+        assert expected_reciprocal_rank(a, g, hits) == pytest.approx(want, rel=1e-12)
+
+
+def test_benchmark_returns_one_row_per_rule():
+    user, rating, values = _flat(1, n_users=20, n=300)
+    b = M.benchmark(user, rating, values, ties=("expected", "input"), repeats=1)
+    assert b["ties"].tolist() == ["expected", "input"]
+    assert (b["users"] == 20).all() and (b["ratings"] == 300).all()
+    assert (b["seconds"] > 0).all()
