@@ -50,6 +50,7 @@ __all__ = [
     "objective",
     "pair_scores",
     "DCF",
+    "DCFMethod",
     "PAPER_GRID",
     "train_point",
     "grid_search",
@@ -503,7 +504,7 @@ def _log_frame(model: BlockModel):
     return pd.concat([init, disc], ignore_index=True)
 
 
-class DCF:
+class DCFMethod:
     """Registry method ``dcf`` (see :mod:`phdlib.methods`).
 
     Config:
@@ -581,3 +582,7 @@ def train_point(name, split, bits, seed, config, sizes, Wu, Wi, kind, progress=F
                metrics=summary, per_user=pt, fingerprint=split.fingerprint,
                wall_seconds=time.perf_counter() - t0, arrays=arrays, log=_log_frame(model),
                extra=dict(extra or {}))
+
+
+#: The registry entry ``dcf`` (an instance: :mod:`phdlib.methods` calls its methods).
+DCF = DCFMethod()
