@@ -52,8 +52,8 @@ def test_ratings_come_from_phd_of_the_planted_codes():
     uc = ds.truth["user_codes"][:, 0][ds.ratings.user]
     ic = ds.truth["item_codes"][:, 0][ds.ratings.item]
     phd = np.bitwise_count(uc & ~ic).astype(float)
-    pop = np.maximum(np.bitwise_count(uc), 1).astype(float)
-    expect = np.clip(np.rint(1 + 4 * (1 - phd / pop)), 1, 5)
+    pop = np.bitwise_count(uc).astype(float)
+    expect = np.clip(np.rint(3.6 + (pop - 2 * phd) / np.sqrt(np.maximum(pop, 1))), 1, 5)
     np.testing.assert_array_equal(ds.ratings.rating, expect)
     noisy = data.load_dataset("synthetic", noise=0.5, bits=16, **SMALL)
     assert np.corrcoef(noisy.ratings.rating, expect)[0, 1] > 0.7
@@ -66,6 +66,8 @@ def test_default_is_ml1m_shaped():
     assert abs(100 * ds.density - 5.07) < 0.05
     per_user = np.bincount(ds.ratings.user)
     assert per_user.min() >= 10 and per_user.max() > 5 * np.median(per_user) / 2  # skewed like ML-1M
+    r = ds.ratings.rating
+    assert abs(r.mean() - 3.58) < 0.1 and abs(r.std() - 1.12) < 0.1  # ML-1M: 3.58, 1.12
 
 
 def test_bad_parameters():

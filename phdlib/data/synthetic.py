@@ -13,9 +13,13 @@ Generative model, all from ``numpy.random.default_rng(seed)``:
 - which items: drawn without replacement with log-normal item popularity
   (Efraimidis-Spirakis keys), then items short of ``min_ratings`` get extra random users,
   so the usual filter removes nothing;
-- the rating: ``r_min + (r_max - r_min) * (1 - PHD(u, i) / popcount(u))``
-  plus Gaussian noise of std ``noise``, rounded and clipped to the scale; a
-  small PHD (the item has the user's "on" bits) means a high rating.
+- the rating falls linearly with PHD: with ``p = popcount(u)`` (the user's
+  "on" bits) and ``d = PHD(u, i)`` (those of them the item lacks),
+  ``z = (p - 2 d) / sqrt(p)`` is the standardised agreement (mean 0, variance
+  1 over random items) and the rating is
+  ``clip(round(mean_rating + spread * z + noise * N(0, 1)), r_min, r_max)``.
+  The defaults (3.6, 1.0, 0.5) give ML-1M's mean rating and spread. A smaller
+  PHD always means a higher expected rating for the same user.
 
 Defaults give ML-1M's shape after filtering: 6,040 users, 3,260 items,
 density 5.07% (about 998,500 ratings), 1..5 stars.
@@ -25,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 #: Bump when the generator's output for given parameters changes (part of the cache key).
-VERSION = 2
+VERSION = 3
 
 DEFAULTS = dict(n_users=6040, n_items=3260, density=0.0507, bits=32, noise=0.5,
-                data_seed=0, rating_scale=(1.0, 5.0))
+                mean_rating=3.6, spread=1.0, data_seed=0, rating_scale=(1.0, 5.0))
 
 
 def _pack(bits: np.ndarray) -> np.ndarray:
@@ -38,8 +42,8 @@ def _pack(bits: np.ndarray) -> np.ndarray:
 
 
 def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, bits: int = 32,
-             noise: float = 0.5, data_seed: int = 0, min_ratings: int = 10,
-             rating_scale=(1.0, 5.0)):
+             noise: float = 0.5, mean_rating: float = 3.6, spread: float = 1.0,
+             data_seed: int = 0, min_ratings: int = 10, rating_scale=(1.0, 5.0)):
     """Planted-code ratings.
 
     Returns ``(user, item, rating, truth)``: int32 (r,), int32 (r,), float32
@@ -113,7 +117,8 @@ def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, 
 
     ucw, icw = uc[:, 0][user], ic[:, 0][item]
     d = np.bitwise_count(ucw & ~icw).astype(np.float64)
-    pop = np.maximum(np.bitwise_count(ucw).astype(np.float64), 1.0)
-    r = lo + (hi - lo) * (1.0 - d / pop) + noise * rng.standard_normal(user.shape[0])
+    p = np.bitwise_count(ucw).astype(np.float64)
+    z = (p - 2.0 * d) / np.sqrt(np.maximum(p, 1.0))
+    r = mean_rating + spread * z + noise * rng.standard_normal(user.shape[0])
     rating = np.clip(np.rint(r), lo, hi).astype(np.float32)
     return user, item, rating, {"user_codes": uc, "item_codes": ic, "bits": bits}
