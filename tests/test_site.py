@@ -153,15 +153,17 @@ _INSPECT_JS = r"""
 const done = arguments[arguments.length - 1];
 const timeoutMs = arguments[0];
 const t0 = Date.now();
-const IGNORE = '.mathjax_ignore, .tex2jax_ignore';
 const EXEMPT = '.tag_raises-exception';
 const text = e => (e.innerText || e.textContent || '').trim().slice(0, 300);
-const mathEls = () => [...document.querySelectorAll('.math')].filter(e => !e.closest(IGNORE));
+// Sphinx's MathJax configuration processes class "math" even inside the
+// "tex2jax_ignore mathjax_ignore" section that wraps every notebook page, so
+// every .math element must end up typeset.
+const mathEls = () => [...document.querySelectorAll('.math')];
 for (const img of document.images) { if (img.loading === 'lazy') img.loading = 'eager'; }
 function rawTex() {
   const out = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const skip = 'pre, code, script, style, textarea, mjx-container, .highlight, ' + IGNORE;
+  const skip = 'pre, code, script, style, textarea, mjx-container, .highlight';
   const tex = /\\\(|\\\[|\$\$|\\begin\{/;
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (tex.test(n.nodeValue) && !(n.parentElement && n.parentElement.closest(skip)))
@@ -248,7 +250,9 @@ def check_page(driver, url: str, screenshot: Path | None = None,
         problems.append(f"{len(info['untypeset'])} of {info['math']} math elements not typeset by "
                         f"MathJax ({info['mathjaxState']}), first: {info['untypeset'][0]!r}")
     problems += [f"MathJax error: {e!r}" for e in info["mathjaxErrors"]]
-    problems += [f"TeX left untypeset in the text: {t!r}" for t in info["rawTex"]]
+    if info["rawTex"]:
+        problems.append(f"TeX left untypeset in the text ({len(info['rawTex'])} fragments), first: "
+                        + "; ".join(repr(t) for t in info["rawTex"][:3]))
     problems += [f"image did not load: {src}" for src in info["brokenImages"]]
     problems += [f"page refers to another host: {u}" for u in info["resources"] if not _is_local(u)]
     for entry in driver.get_log("performance"):
@@ -326,6 +330,10 @@ def test_page_in_browser(page, site_url, driver):
     shot = SHOTS / (page.replace("/", "__").removesuffix(".html") + ".png")
     problems, info = check_page(driver, site_url + page, shot)
     assert not problems, f"{page}:\n  " + "\n  ".join(problems)
+    # the checker saw what the HTML holds (guards against a check that looks at nothing)
+    html = (SITE / page).read_text()
+    assert info["math"] == len(re.findall(r'class="math[ "]', html)), (info["math"], page)
+    assert info["images"] == len(re.findall(r"<img\b", html)), (info["images"], page)
     assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot of {page} at {shot}"
 
 
@@ -343,20 +351,24 @@ def test_redirect_lands_on_the_root_chapter(site_url, driver):
 
 # ------------------------------------------------ the checker can fail ---
 
-_MATHJAX_CONFIG = """<script>window.MathJax = {options: {processHtmlClass: 'math',
-  ignoreHtmlClass: 'document|mathjax_ignore'}, tex: {inlineMath: [['\\\\(', '\\\\)']]}};</script>"""
+# as Sphinx configures MathJax 3 (sphinx.ext.mathjax)
+_MATHJAX_CONFIG = """<script>window.MathJax = {"options": {"processHtmlClass":
+  "tex2jax_process|mathjax_process|math|output_area"}}</script>"""
 _GOOD = f"""<!doctype html><html><head><title>good</title>{_MATHJAX_CONFIG}
 <script defer src="mathjax/tex-chtml.js"></script></head><body class="document">
+<section class="tex2jax_ignore mathjax_ignore">
 <p>Inline <span class="math">\\(u \\wedge i\\)</span> and display</p>
 <div class="math">\\[ d_H(u, i) = \\operatorname{{popcount}}(u \\oplus i) \\]</div>
 <img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==">
 <div class="output stderr"><pre>100%|##########| 10/10 [00:01&lt;00:00]</pre></div>
 <div class="cell tag_raises-exception"><div class="output traceback"><pre>Traceback (most recent call last):
 ValueError: shown on purpose</pre></div></div>
+</section>
 </body></html>"""
 _BROKEN = f"""<!doctype html><html><head><title>broken</title>{_MATHJAX_CONFIG}
 <script defer src="mathjax/tex-chtml.js"></script>
 <link rel="stylesheet" href="https://cdn.example.org/theme.css"></head><body class="document">
+<section class="tex2jax_ignore mathjax_ignore">
 <p>Good math <span class="math">\\(a + b\\)</span>, bad math <span class="math">\\(\\frac{{a}}\\)</span>.</p>
 <img src="missing.png">
 <div class="output traceback"><pre>Traceback (most recent call last):
@@ -364,6 +376,7 @@ _BROKEN = f"""<!doctype html><html><head><title>broken</title>{_MATHJAX_CONFIG}
 ZeroDivisionError: division by zero</pre></div>
 <div class="output stderr"><pre>UserWarning: something is off</pre></div>
 <script>console.error("boom from the page");</script>
+</section>
 </body></html>"""
 _NO_MATHJAX = """<!doctype html><html><head><title>no mathjax</title></head><body class="document">
 <p>Math that nothing typesets: <span class="math">\\(a + b\\)</span>; raw TeX $$x^2$$ in the text.</p>
@@ -388,6 +401,7 @@ def test_checker_catches_broken_pages(tmp_path, driver):
 
     assert good == [], good
     assert good_info["math"] == 2 and good_info["typeset"] == 2, good_info
+    assert good_info["images"] == 1 and good_info["stderr"], good_info
     assert (tmp_path / "good.png").stat().st_size > 1000
 
     def has(problems, pattern):
@@ -405,7 +419,7 @@ def test_checker_catches_broken_pages(tmp_path, driver):
 
     report = "\n".join(nomj)
     assert has(nomj, r"^1 of 1 math elements not typeset by MathJax \(MathJax not loaded\)"), report
-    assert has(nomj, r"^TeX left untypeset in the text: .*\$\$x\^2\$\$"), report
+    assert has(nomj, r"^TeX left untypeset in the text \(2 fragments\), first: .*\$\$x\^2\$\$"), report
     assert has(nomj, r"Traceback \(most recent call last\)' is on the page"), report
 
 
@@ -488,6 +502,7 @@ def _numbered_chapters() -> list[str]:
 
 def _title(page: Path) -> str:
     """The page's own heading (the ``<h1>`` with a permalink, not the header bar's)."""
+    assert page.is_file(), f"{page} was not built"
     h1 = [h for h in re.findall(r"<h1>(.*?)</h1>", page.read_text(), re.S) if "headerlink" in h]
     assert h1, f"{page} has no title heading"
     return h1[0]
