@@ -191,3 +191,40 @@ def test_cells_with_the_same_resolved_config_train_once(fake):
     rep = E.run_grid(cells, progress=False)
     assert len(CALLS) == 1 and sorted(rep["status"]) == ["ran", "stored"]
     assert rep["key"].nunique() == 1 and rep["path"].nunique() == 1
+
+
+def test_ensure_runs_the_plan_and_loads_runs(fake, monkeypatch):
+    monkeypatch.setattr(E, "PAPER_METHODS", ["fake"])
+    monkeypatch.setattr(E, "ADDITIONS", ["ghost"])
+    monkeypatch.setitem(methods.REGISTRY, "ghost", "phdlib.no_such_module:X")
+    runs, rep = E.ensure("d", "full", ["table1"], seeds=2, jobs=1, progress=False)
+    assert sorted(rep["status"]) == ["ran"] * 4 + ["unavailable"] * 4
+    assert {(c.bits, c.seed) for c in runs} == {(32, 0), (32, 1), (64, 0), (64, 1)}
+    assert all(r.method == "fake" for r in runs.values())
+
+
+# ----------------------------------------------------------------- the real thing, small and fast
+
+def test_real_sanity_baselines_on_synthetic_data_in_processes(tmp_path, monkeypatch):
+    """Real methods, real (synthetic) data, loky worker processes, then the CLI resumes."""
+    from phdlib.cli import main
+
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path))
+    cells = [E.Cell("synthetic", m, b, 0) for m in ("item-mean", "popularity", "random") for b in (32, 64)]
+    rep = E.run_grid(cells, jobs=2, progress=False, name="real")
+    assert (rep["status"] == "ran").all(), rep[["method", "status", "error"]]
+    m = json.loads(next((tmp_path / "_grids").glob("real-*.json")).read_text())
+    assert len(m["workers"]) >= 1 and m["git_commit"] is not None
+    runs = E.load_runs(cells)
+    split = E.load_split("synthetic")
+    for c, r in runs.items():
+        assert r.fingerprint == split.fingerprint and r.dataset == "synthetic"
+        assert 0 <= r.metrics["ndcg@10"] <= 1 and len(r.per_user) == split.dataset.n_users
+    rnd = [r for c, r in runs.items() if c.method == "random"][0]
+    im = [r for c, r in runs.items() if c.method == "item-mean"][0]
+    assert im.metrics["ndcg@10"] > rnd.metrics["ndcg@10"]
+    code = main(["reproduce", "--dataset", "synthetic", "--profile", "quick", "--part", "table1",
+                 "--method", "item-mean", "--method", "popularity", "--method", "random", "--json"])
+    assert code == 0
+    rep2 = E.run_grid(cells, jobs=1, progress=False)
+    assert (rep2["status"] == "stored").all()
