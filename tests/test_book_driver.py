@@ -145,9 +145,10 @@ def test_selection_errors_need_no_kernel(tmp_path):
 
 
 def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):
-    """Plain Markdown pages (no kernel), one site build: a warning (here a broken
-    cross-reference) fails it, and the pages it still writes (``--keep-going``)
-    number chapters on across parts, with an unnumbered References page."""
+    """Plain Markdown pages (no kernel), one site build: warnings (here a broken
+    cross-reference and a script from a CDN) fail it, and the pages it still
+    writes (``--keep-going``) number chapters on across parts, with an
+    unnumbered References page."""
     pages = {
         "one": "# One\n\nFirst chapter, citing {cite:p}`hansen2021phd`.\n",
         "two": "# Two\n\nSecond chapter.\n\n## A section\n\nSee {doc}`no-such-page`.\n",
@@ -155,8 +156,15 @@ def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):
     }
     root = make_project(tmp_path, pages, parts=[("Part A", ["one"], True), ("Part B", ["two"], True),
                                                  ("Back matter", ["references"], False)])
-    with pytest.raises(book.SiteBuildError, match=r"(?s)jupyter-book build failed.*no-such-page"):
+    # a script from a CDN is a warning too (phdlib.site_offline): the site must be self-contained
+    cfg = yaml.safe_load((root / "_config.yml").read_text())
+    cfg["sphinx"]["config"]["html_js_files"] = ["https://cdn.example.org/lib.js"]
+    (root / "_config.yml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(book.SiteBuildError) as err:
         book.build(root=root, site=True, log=lambda *a: None)
+    msg = str(err.value)
+    assert "jupyter-book build failed" in msg and "no-such-page" in msg, msg
+    assert "loads https://cdn.example.org/lib.js from another host" in msg, msg
     html = root / "_build/html/book"
 
     def title(f):
