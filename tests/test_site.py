@@ -303,6 +303,7 @@ def save_screenshot(driver, path: Path, max_height: int = 20000) -> None:
 def site_url():
     if not (SITE / "index.html").is_file():
         pytest.fail(f"no built site at {SITE}: run `make book` or `phd book build` first")
+    shutil.rmtree(SHOTS, ignore_errors=True)  # no screenshot of a page that is gone
     with serve(SITE) as url:
         yield url
 
