@@ -41,7 +41,6 @@ from .errors import DataFormatError, DataNotFoundError
 
 FORMATS = ("u.data", "dat", "movielens-csv", "yelp-json", "amazon-csv")
 _BLOCK = 1 << 24
-_INT_RE = r"^[0-9]+$"
 _NUM_RE = r"^[0-9]+(\.[0-9]+)?$"
 
 
