@@ -339,7 +339,8 @@ def _set_threads(t: int) -> None:
 def run(n: int | None = None, threads: int | None = None, profile: str = "quick",
         repeats: int | None = None, seed: int = 0, sweep=None, n_topk: int | None = None,
         ip_n: int | None = None, ks=None, faiss_: bool = True, c_loop: bool = True,
-        sweep_min_seconds: float = 0.02, log=print, progress: bool = False) -> BenchResult:
+        sweep_min_seconds: float = 0.02, topk_min_seconds: float = 0.05, log=print,
+        progress: bool = False) -> BenchResult:
     """Run the whole benchmark; every figure comes from this one run.
 
     Parameters
@@ -352,8 +353,9 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         acceptance ratios).
     ip_n : float vectors for the inner product (64-dim float32, 256 bytes
         each); capped at ``n``. Compare inner products by time per vector.
-    sweep_min_seconds : in the sweep, calls are repeated within one timing
-        sample until it lasts this long (small N are microseconds).
+    sweep_min_seconds, topk_min_seconds : in the sweep and the top-k rounds,
+        a timing sample is the mean of as many back-to-back calls as last this
+        long (small N take microseconds; the table's calls are single).
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
@@ -379,7 +381,9 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         from tqdm.auto import tqdm
 
         bar = lambda it: tqdm(it, leave=False)  # noqa: E731
-    config = {"profile": profile, "n": n, "threads": thread_counts, "repeats": repeats_,
+    config = {"profile": profile, "n": n, "topk_min_seconds": topk_min_seconds,
+              "sweep_min_seconds": sweep_min_seconds, "threads": thread_counts,
+              "repeats": repeats_,
               "seed": seed, "sweep": sweep_, "n_topk": n_topk_, "ip_n": ip_n_, "ks": list(ks_),
               "sweep_repeats": int(p["sweep_repeats"]), "code_bits": 64, "ip_dim": IP_DIM}
     skipped: dict[str, str] = {}
@@ -444,15 +448,15 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     methods: dict[str, dict] = {}
     bandwidth: dict[int, float] = {}
     bandwidth_min: dict[int, float] = {}
+    bandwidth_topk: dict[int, float] = {}
     ratios: dict[str, dict] = {}
     checks: dict[str, object] = {}
     sizes = {}
 
-    def record(name, nitems, bpi, t, secs, bw=None):
+    def record(name, nitems, bpi, t, secs, bw, bwmin):
         m = methods.setdefault(name, {"n": nitems, "bytes_per_item": bpi, "threads": {}})
         med, best = float(np.median(secs)), float(np.min(secs))
         gbs = nitems * bpi / med / 1e9
-        bwmin = bandwidth_min.get(t)
         m["threads"][t] = {"seconds": med, "seconds_min": best,
                            "seconds_all": [float(s) for s in secs],
                            "items_per_s": nitems / med, "gb_per_s": gbs,
@@ -479,7 +483,8 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
                                for nm in ("read", "read_numpy") if nm in times)
         for nm, secs in times.items():
             ip = nm.startswith("ip_")
-            record(nm, ip_n_ if ip else n, IP_BYTES if ip else CODE_BYTES, t, secs, bw)
+            record(nm, ip_n_ if ip else n, IP_BYTES if ip else CODE_BYTES, t, secs, bw,
+                   bandwidth_min[t])
         ratios[f"phd/hamming@{t}"] = paired_ratio(times["phd"], times["hamming"])
         ratios[f"phd_xor_and/hamming@{t}"] = paired_ratio(times["phd_xor_and"], times["hamming"])
         ratios[f"hamming/read@{t}"] = paired_ratio(times["hamming"], times["read"])
@@ -515,8 +520,10 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     for t in thread_counts:
         _set_threads(t)
         nc = n_chunks(n_topk_)
-        fns = {"scan": lambda: int(K.scan_sum(K.OP_XOR, q, sub, nc))}
-        kof = {"scan": 0}
+        sflat = sub.reshape(-1)
+        fns = {"read": lambda: int(K.read_sum(sflat, nc)),
+               "scan": lambda: int(K.scan_sum(K.OP_XOR, q, sub, nc))}
+        kof = {"read": -1, "scan": 0}
         for k in ks_:
             fns[f"topk{k}"] = (lambda k=k: idx_h.search(qq, k))
             fns[f"topk{k}_phd"] = (lambda k=k: idx_p.search(qq, k))
@@ -525,10 +532,16 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
                 fns[f"faiss_topk{k}"] = (lambda k=k: fidx.search(qq8, k))
                 kof[f"faiss_topk{k}"] = k
         log(f"bench: top-k at N={n_topk_:,}, {t} thread(s)")
-        times, vals = interleaved(fns, repeats_, seed=seed + 100 + t, progress=bar)
+        times, vals = interleaved(fns, repeats_, seed=seed + 100 + t, progress=bar,
+                                  min_seconds=topk_min_seconds)
+        bw_topk = n_topk_ * CODE_BYTES / np.median(times["read"]) / 1e9
+        bwmin_topk = n_topk_ * CODE_BYTES / np.min(times["read"]) / 1e9
+        bandwidth_topk[t] = bw_topk
         for nm, secs in times.items():
-            record(f"{nm}" if nm != "scan" else "topk_scan", n_topk_, CODE_BYTES, t, secs,
-                   bandwidth.get(t))
+            record(nm if nm.startswith(("topk", "faiss")) else f"topk_{nm}", n_topk_, CODE_BYTES,
+                   t, secs, bw_topk, bwmin_topk)
+            if nm == "read":
+                continue
             trows.append({"method": nm, "k": kof[nm], "threads": t, "N": n_topk_,
                           "seconds": float(np.median(secs))})
         for k in ks_:
@@ -567,6 +580,7 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
 
     machine = machine_info()
     machine["load_average_start"] = load_start
+    config["bandwidth_topk_gb_per_s"] = bandwidth_topk
     return BenchResult(config=config, machine=machine, methods=methods,
                        bandwidth=bandwidth, bandwidth_min=bandwidth_min, ratios=ratios,
                        checks=checks, sweep=sweep_df, topk=topk, skipped=skipped,
@@ -692,6 +706,8 @@ def report(res: BenchResult) -> str:
     for t, bw in res.bandwidth.items():
         parts.append(f"measured read bandwidth, {t} thread(s): {bw:.2f} GB/s (median rounds), "
                      f"{res.bandwidth_min[t]:.2f} GB/s (fastest rounds)")
+    for t, bw in res.config.get("bandwidth_topk_gb_per_s", {}).items():
+        parts.append(f"read bandwidth at the top-k size, {t} thread(s): {bw:.2f} GB/s (median rounds)")
     parts.append(f"load average (1, 5, 15 min) at start {mch.get('load_average_start')}, "
                  f"at end {mch.get('load_average')}; {mch['cores']} cores shared with other jobs")
     for why in res.skipped.values():
