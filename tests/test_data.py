@@ -311,3 +311,13 @@ def test_ratings_contract_types():
         assert part.user.dtype == np.int32 and part.item.dtype == np.int32 and part.rating.dtype == np.float32
     with pytest.raises(ValueError, match="one length"):
         data.Ratings(np.zeros(3), np.zeros(2), np.zeros(3))
+
+
+def test_unwritable_cache_warns_and_still_loads(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("PHD_CACHE_DIR", str(blocker))
+    _tiny(tmp_path, _tiny_text())
+    with pytest.warns(RuntimeWarning, match="cache not written"):
+        s = data.load_split("ml-1m", seed=0, data_dir=tmp_path, verify=False)
+    assert len(s.train) + len(s.valid) + len(s.test) == s.dataset.n_ratings

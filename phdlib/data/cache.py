@@ -57,8 +57,16 @@ def processed_dir() -> Path:
 
 
 def _atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write via ``write(tmp)`` then rename; an unwritable cache only warns."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        import warnings
+
+        warnings.warn(f"phdlib.data: cache not written ({path.parent}: {exc}); "
+                      f"set PHD_CACHE_DIR to a writable folder", RuntimeWarning, stacklevel=3)
+        return
     os.close(fd)
     try:
         write(tmp)
