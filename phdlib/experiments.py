@@ -73,10 +73,10 @@ PROFILES = ("full", "quick")
 #: Config overrides of the quick profile, per method. Keys a method does not
 #: have are reported by :func:`profile_overrides` (never dropped silently).
 QUICK: dict[str, dict] = {
-    "vh": {"max_iterations": 4500, "eval_every": 750},
-    "vh-phd": {"max_iterations": 4500, "eval_every": 750},
-    "dcf": {"tune": False, "max_outer": 10},
-    "cccf": {"tune": False, "max_outer": 10},
+    "vh": {"max_iterations": 4500, "min_iterations": 4500, "eval_every": 750},
+    "vh-phd": {"max_iterations": 4500, "min_iterations": 4500, "eval_every": 750},
+    "dcf": {"tune": False, "max_iter": 10},
+    "cccf": {"tune": False},
     "mf": {"tune": False},
     "mf-mean": {"tune": False},
     "mf-median": {"tune": False},
