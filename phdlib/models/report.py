@@ -88,6 +88,23 @@ def variants_table(runs: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("variant")
 
 
+def variants_findings(table: pd.DataFrame) -> list[str]:
+    """Plain sentences, computed from :func:`variants_table`, on what each variant did."""
+    out = []
+    for name, row in table.iterrows():
+        leave = row["leaves plateau at"]
+        leave_s = ("never left its starting level" if leave is None or pd.isna(leave)
+                   else f"first rose 0.01 above its starting level at iteration {int(leave):,}")
+        out.append(f"{name}: {leave_s}; best validation NDCG@10 {row['valid ndcg@10']:.4f} "
+                   f"(MRR {row['valid mrr']:.4f}) at iteration {int(row['best iteration']):,} "
+                   f"of {int(row['iterations']):,}.")
+    vh_rows = table[table["method"] == "vh"]
+    if len(vh_rows):
+        best = vh_rows["valid ndcg@10"].idxmax()
+        out.append(f"Best VH variant on validation NDCG@10: {best}.")
+    return out
+
+
 def comparison(runs: dict, dataset: str = "ml-1m", discount_prefix: str = "") -> pd.DataFrame:
     """Our test metrics (mean, std over seeds) beside the paper's Table 1.
 

@@ -317,6 +317,13 @@ def _code_stats(uc: C.PackedCodes, ic: C.PackedCodes) -> dict:
             "item_const_bits": float(np.mean((if_ >= 0.99) | (if_ <= 0.01)))}
 
 
+def _earliest_stop(stopper: EarlyStopping, it: int, every: int) -> int:
+    """Iteration of the earliest possible stop from here (for the progress bar)."""
+    nxt = it + (stopper.patience - stopper.bad) * every
+    start = -(-stopper.min_iterations // every) * every
+    return int(min(max(nxt, start), stopper.max_iterations + every - 1))
+
+
 def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, config: dict,
         seed: int = 0, progress: bool = False, callback=None, threads: int | None = None) -> FitResult:
     """Train one model on ``train`` (a ``Ratings``), select on ``valid``.
@@ -378,7 +385,8 @@ def _fit(train, valid, n_users, n_items, bits, rating_scale, config, seed, progr
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=cfg["max_iterations"], desc=f"{'VH_PHD' if cfg['distance'] == 'phd' else 'VH'}"
+        # the total is the earliest possible stop, extended as training goes on
+        bar = tqdm(total=_earliest_stop(stopper, 0, every), desc=f"{'VH_PHD' if cfg['distance'] == 'phd' else 'VH'}"
                    f"-{bits}", unit="it", mininterval=1.0, leave=False)
     it = 0
     while not stopper.stop:
@@ -424,6 +432,7 @@ def _fit(train, valid, n_users, n_items, bits, rating_scale, config, seed, progr
         if callback is not None:
             callback(row)
         if bar is not None:
+            bar.total = it if stopper.stop else _earliest_stop(stopper, it, every)
             bar.set_postfix({"valid_ndcg@10": f"{s['ndcg@10']:.4f}", "best": f"{stopper.best:.4f}"})
     if bar is not None:
         bar.close()
