@@ -58,3 +58,25 @@ def test_paired_tests_find_a_clear_difference():
     assert list(t["metric"]) == ["ndcg@5", "ndcg@10", "mrr"]
     assert (t["n"] == 50).all() and t["better"].all()
     assert (report.paired_tests(ham, ham)["p"].isna() | ~report.paired_tests(ham, ham)["better"]).all()
+
+
+def test_variants_table_and_findings():
+    log = pd.DataFrame({"iteration": [750, 1500, 2250], "valid_ndcg@10": [0.70, 0.705, 0.75],
+                        "user_ones": 0.5, "item_ones": 0.5, "user_const_bits": 0.0})
+    metrics = {"iterations": 2250, "best_iteration": 2250, "valid_ndcg@5": 0.7,
+               "valid_ndcg@10": 0.75, "valid_mrr": 0.6}
+    runs = {"lr 0.001": NS(method="vh", log=log, metrics=metrics),
+            "released": NS(method="vh", log=log.iloc[:2], metrics={**metrics, "valid_ndcg@10": 0.705})}
+    t = report.variants_table(runs, chance=0.70)
+    assert t.loc["lr 0.001", "leaves plateau at"] == 2250
+    assert t.loc["released", "leaves plateau at"] is None or pd.isna(t.loc["released", "leaves plateau at"])
+    lines = report.variants_findings(t)
+    assert any("never rose" in s for s in lines) and lines[-1].endswith("lr 0.001.")
+
+
+def test_chance_level_is_the_all_tied_ranking():
+    r = NS(user=np.array([0, 0, 1, 1]), rating=np.array([5.0, 1.0, 3.0, 3.0]))
+    # user 0: expected DCG of a random order of gains 31 and 1; user 1: a perfect tie = 1
+    d = 1 / np.log2(3)
+    u0 = (0.5 * (31 + 1) + 0.5 * (31 + 1) * d) / (31 + d)
+    assert report.chance_level(r) == pytest.approx((u0 + 1.0) / 2)
