@@ -164,7 +164,7 @@ def test_c_loop_checksums():
 
 def test_bench_runs_small():
     res = bench.run(profile="quick", n=50_000, n_topk=40_000, ip_n=10_000, repeats=3,
-                    sweep=(10_000, 50_000), threads=1, sweep_min_seconds=0.0, topk_min_seconds=0.0,
+                    sweep=(10_000, 50_000), threads=1, sweep_min_seconds=0.0, topk_min_seconds=0.0, min_seconds=0.0,
                     log=lambda *a: None)
     js = res.to_json()
     for name in ("read", "hamming", "phd", "phd_xor_and", "hamming_numpy", "ip_numba",
