@@ -95,8 +95,8 @@ def content_fingerprint(user, item, rating) -> str:
     h = hashlib.sha256()
     if len(user) == 0:
         return h.hexdigest()
-    line = pc.binary_join_element_wise(user, item, rating, "::")
-    line = pc.binary_join_element_wise(line, pa.scalar(""), "\n")
+    rating_nl = pc.binary_join_element_wise(rating, pa.scalar(""), "\n")  # short: cheap
+    line = pc.binary_join_element_wise(user, item, rating_nl, "::")
     chunks = line.chunks if isinstance(line, pa.ChunkedArray) else [line]
     for chunk in chunks:
         if len(chunk) == 0:
