@@ -165,7 +165,7 @@ def load_dataset(name: str, data_dir=None, verify: bool = True, min_ratings: int
     ``n_users``, ``n_items``, ``density``, ``bits``, ``noise``, ``data_seed``,
     ``rating_scale`` (:func:`phdlib.data.synthetic.generate`).
     """
-    if name == SYNTHETIC or name.startswith(SYNTHETIC):
+    if name == SYNTHETIC:
         return _load_synthetic(min_ratings=min_ratings, filtering=filtering, cache=cache, **options)
     if options:
         raise TypeError(f"load_dataset({name!r}): unexpected options {sorted(options)}")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 #: Bump when the generator's output for given parameters changes (part of the cache key).
-VERSION = 3
+VERSION = 4
 
 DEFAULTS = dict(n_users=6040, n_items=3260, density=0.0507, bits=32, noise=0.5,
                 mean_rating=3.6, spread=1.0, data_seed=0, rating_scale=(1.0, 5.0))
@@ -72,7 +72,7 @@ def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, 
     w = rng.lognormal(0.0, 1.0, n_users)
     counts = k + np.floor(extra * w / w.sum()).astype(np.int64)
     counts = np.minimum(counts, n_items)
-    pop = rng.lognormal(0.0, 1.0, n_items).astype(np.float32)
+    pop = rng.lognormal(0.0, 1.0, n_items)
 
     # Efraimidis-Spirakis: the c largest log(U)/pop are a popularity-weighted
     # sample without replacement; users in order of their count, so that each
@@ -84,7 +84,9 @@ def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, 
         rows = by_count[s:s + chunk]
         c = counts[rows]
         kmax = int(c.max())
-        keys = np.log(np.float32(1.0) - rng.random((rows.size, n_items), dtype=np.float32)) / pop[None, :]
+        # float64 keys: ties (whose order a SIMD partition may resolve differently
+        # on another CPU) have probability ~1e-9 per user
+        keys = np.log1p(-rng.random((rows.size, n_items))) / pop[None, :]
         if kmax < n_items:
             part = np.argpartition(-keys, kmax - 1, axis=1)[:, :kmax]
         else:
