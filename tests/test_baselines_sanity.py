@@ -36,7 +36,6 @@ def _dcg(gains, disc):
 
 
 DISC = [1 / math.log2(i + 2) for i in range(5)]
-G = {5: 31, 3: 7, 1: 1}
 IDCG = _dcg([31, 7, 1], DISC)
 
 
