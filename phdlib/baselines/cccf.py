@@ -181,7 +181,9 @@ class CCCFMethod:
     Config:
 
     - ``blocks``: block sizes of the single-point run (``tune=False``);
-      its :func:`layout_cost` must not exceed ``bits``;
+      its :func:`layout_cost` must not exceed ``bits``. Default: one block
+      of ``bits``, the layout the validation search chooses on ML-1M at 32
+      and 64 bits (see the book's section "DCF and CCCF");
     - ``alpha``, ``beta``: balance trade-offs (the reference: 1e-3);
     - ``tune``: True runs every layout of :func:`layouts` (bits) x every
       ``alpha_grid`` value (``beta = alpha``) as its own stored run and keeps
@@ -201,7 +203,7 @@ class CCCFMethod:
     label = "CCCF"
 
     def defaults(self, dataset: str, bits: int) -> dict:
-        return {"blocks": [16, 16] if bits >= 64 else [bits], "alpha": 1e-3, "beta": 1e-3,
+        return {"blocks": [int(bits)], "alpha": 1e-3, "beta": 1e-3,
                 "tune": True, "alpha_grid": [1e-3, 1e-2, 1e-1], "layouts": None,
                 "weights": "mf-sgd", "mf_dim": None, "mf_lr": 0.001, "mf_reg": 0.01,
                 "mf_passes": 10, "mf_center": False, "width": 0.7, "weight_dtype": "float16",

@@ -54,6 +54,9 @@ __all__ = [
     "PAPER_GRID",
     "train_point",
     "grid_search",
+    "point_runs",
+    "model_from_arrays",
+    "tie_sensitivity",
     "evaluate_model",
 ]
 
@@ -413,7 +416,7 @@ _METRICS = ("ndcg@5", "ndcg@10", "mrr")
 
 #: Implementation revision, part of every config (hence of the results store's
 #: key): bump it when a change alters what the method computes.
-IMPL = 1
+IMPL = 2
 
 
 def evaluate_model(model: BlockModel, part, kind: str, ties: str = "expected"):
@@ -445,42 +448,55 @@ def model_arrays(model: BlockModel) -> dict:
             "item_codes": C.pack(model.D, encoding="pm1").words}
 
 
-def grid_search(method, split, bits: int, seed: int, config: dict, points: list[dict],
-                progress: bool = False):
-    """Run every grid point as its own stored run; return the run with the best validation NDCG@10.
+def point_runs(method, split, bits: int, seed: int, config: dict, points: list[dict],
+               progress: bool = False) -> list:
+    """One stored run per grid point (:func:`phdlib.methods.run`; reused when stored).
 
     method: the method object (DCF or CCCF); points: config overrides, one
-    dict per grid point (``tune`` is set to False in each). Each point goes
-    through :func:`phdlib.methods.run`, so it is stored and reused (the grid
-    is resumable). The returned run is the chosen point's (its per-user
-    metrics, codes and metrics) with ``config`` = the tuning config, ``log``
-    = one row per grid point (validation and test metrics, wall time,
-    ``chosen``), and ``metrics["grid_seconds"]`` the total wall time.
-    Test metrics are logged for the chapter's sensitivity table, never used
-    to choose.
+    dict per grid point, applied over ``config`` with ``tune=False``.
     """
-    import pandas as pd
     from tqdm.auto import tqdm
 
     from .. import methods
 
-    t0 = time.perf_counter()
-    rows, runs = [], []
+    runs = []
     for pt in tqdm(points, desc=f"{method.name} {bits}b grid", disable=not progress, leave=False):
         over = {k: v for k, v in config.items() if k not in pt}
         over.update(pt)
         over["tune"] = False
-        r = methods.run(method.name, split, bits, seed=seed, overrides=over, progress=False)
-        runs.append(r)
-        rows.append({**pt, "wall_seconds": r.wall_seconds,
+        runs.append(methods.run(method.name, split, bits, seed=seed, overrides=over, progress=False))
+    return runs
+
+
+def grid_search(method, split, bits: int, seed: int, config: dict, points: list[dict],
+                progress: bool = False):
+    """Run every grid point as its own stored run; return the run with the best validation NDCG@10.
+
+    Each point goes through :func:`point_runs`, so it is stored and reused
+    (the grid is resumable). The returned run is the chosen point's (its
+    per-user metrics, codes and metrics) with ``config`` = the tuning config,
+    ``log`` = one row per grid point (validation and test metrics, training
+    wall and CPU seconds, ``chosen``), and ``metrics["grid_seconds"]`` the
+    total wall time. Test metrics are logged for the chapter's sensitivity
+    table, never used to choose.
+    """
+    import pandas as pd
+
+    from ..results import Run
+
+    t0 = time.perf_counter()
+    runs = point_runs(method, split, bits, seed, config, points, progress)
+    rows = []
+    for pt, r in zip(points, runs):
+        rows.append({**{k: (str(v) if isinstance(v, list) else v) for k, v in pt.items()},
+                     "train_seconds": r.metrics["train_seconds"],
+                     "train_cpu_seconds": r.metrics["train_cpu_seconds"],
                      **{f"valid_{k}": r.metrics[f"valid_{k}"] for k in _METRICS},
                      **{f"test_{k}": r.metrics[k] for k in _METRICS}})
     log = pd.DataFrame(rows)
     best = int(np.argmax(log["valid_ndcg@10"].to_numpy()))
     log["chosen"] = np.arange(len(log)) == best
     chosen = runs[best]
-    from ..results import Run
-
     metrics = dict(chosen.metrics)
     metrics["grid_seconds"] = time.perf_counter() - t0
     metrics["grid_points"] = len(points)
@@ -489,8 +505,37 @@ def grid_search(method, split, bits: int, seed: int, config: dict, points: list[
                fingerprint=split.fingerprint, wall_seconds=time.perf_counter() - t0,
                arrays=chosen.arrays, log=log,
                extra={**chosen.extra, "chosen_on": "validation ndcg@10",
-                      "chosen": {k: v for k, v in points[best].items()},
-                      "chosen_config": chosen.config})
+                      "chosen": dict(points[best]), "chosen_config": chosen.config})
+
+
+def model_from_arrays(arrays: dict, bits: int) -> BlockModel:
+    """The :class:`BlockModel` (codes and weights) of a stored DCF or CCCF run's arrays."""
+    from .. import codes as C
+
+    starts = np.asarray(arrays.get("block_starts", [0, bits]), dtype=np.int64)
+    m = int(starts[-1])
+    B = C.unpack(C.PackedCodes(arrays["user_codes"], m)).astype(np.int8)
+    D = C.unpack(C.PackedCodes(arrays["item_codes"], m)).astype(np.int8)
+    K = starts.shape[0] - 1
+    Wu = np.asarray(arrays.get("user_weights", np.ones((B.shape[0], K))), dtype=np.float64)
+    Wi = np.asarray(arrays.get("item_weights", np.ones((D.shape[0], K))), dtype=np.float64)
+    return BlockModel(np.ascontiguousarray(B), np.ascontiguousarray(D), starts,
+                      np.ascontiguousarray(Wu), np.ascontiguousarray(Wi))
+
+
+def tie_sensitivity(run, part, ties=("expected", "optimistic", "pessimistic")):
+    """Summary metrics of a stored DCF/CCCF run on ``part`` under several tie rules (DataFrame)."""
+    import pandas as pd
+
+    from .. import metrics
+
+    model = model_from_arrays(run.arrays, run.bits)
+    kind = "dissimilarity" if run.method == "dcf" else "score"
+    rows = []
+    for t in ties:
+        sm = metrics.summarize(evaluate_model(model, part, kind, t))
+        rows.append({"ties": t, **{k: sm[k] for k in _METRICS}})
+    return pd.DataFrame(rows)
 
 
 def _log_frame(model: BlockModel):
@@ -504,16 +549,24 @@ def _log_frame(model: BlockModel):
     return pd.concat([init, disc], ignore_index=True)
 
 
+#: alpha = beta of the single-point run (``tune=False``, the quick profile): the
+#: point the validation grid chooses on ML-1M with split and model seed 0 (the
+#: book's section "DCF and CCCF" reruns the grid); 0.1 elsewhere.
+CHOSEN = {("ml-1m", 32): 0.1, ("ml-1m", 64): 1.0}
+
+
 class DCFMethod:
     """Registry method ``dcf`` (see :mod:`phdlib.methods`).
 
     Config:
 
     - ``alpha``, ``beta``: trade-offs of the balance/decorrelation terms for
-      the single-point run (``tune=False``);
+      the single-point run (``tune=False``; default :data:`CHOSEN`);
     - ``tune``: True runs every (alpha, beta) of ``alpha_grid`` x
       ``beta_grid`` (:data:`PAPER_GRID`) as its own stored run and keeps the
-      one with the best validation NDCG@10 (:func:`grid_search`);
+      one with the best validation NDCG@10 (:func:`grid_search`); with
+      ``grid_tied`` (default) only the diagonal alpha = beta (5 runs, not 25:
+      our compute budget);
     - ``max_iter`` (50) and ``max_sweeps`` (5): the reference's caps of outer
       iterations and of cyclic bit sweeps per code;
     - ``init`` ("relaxed"), ``init_max_iter`` (50), ``init_tol`` (1e-5),
@@ -531,16 +584,20 @@ class DCFMethod:
     label = "DCF"
 
     def defaults(self, dataset: str, bits: int) -> dict:
-        return {"alpha": 0.1, "beta": 0.1, "tune": True,
-                "alpha_grid": list(PAPER_GRID), "beta_grid": list(PAPER_GRID),
+        a = CHOSEN.get((dataset, int(bits)), 0.1)
+        return {"alpha": a, "beta": a, "tune": True,
+                "alpha_grid": list(PAPER_GRID), "beta_grid": list(PAPER_GRID), "grid_tied": True,
                 "max_iter": 50, "max_sweeps": 5, "init": "relaxed", "init_max_iter": 50,
                 "init_tol": 1e-5, "init_x_factor": 1.0, "init_count_weighted": True,
                 "ties": "expected", "impl": IMPL}
 
     def train(self, split, bits, seed, config, progress=False):
         if config["tune"]:
-            points = [{"alpha": float(a), "beta": float(b)}
-                      for a in config["alpha_grid"] for b in config["beta_grid"]]
+            if config["grid_tied"]:
+                points = [{"alpha": float(a), "beta": float(a)} for a in config["alpha_grid"]]
+            else:
+                points = [{"alpha": float(a), "beta": float(b)}
+                          for a in config["alpha_grid"] for b in config["beta_grid"]]
             return grid_search(self, split, bits, seed, config, points, progress)
         return train_point(self.name, split, bits, seed, config, [int(bits)], None, None,
                            kind="dissimilarity", progress=progress)

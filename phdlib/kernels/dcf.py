@@ -123,7 +123,8 @@ def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin
 
         out[u] = solve(A^T A + lam * k_u * I,  A^T target_u + lin[u])
 
-    where ``k_u = n_u`` if ``count_weighted`` else 1. This exactly minimises
+    where ``k_u = n_u`` if ``count_weighted`` else 1 (``lam > 0``: the matrix is
+    positive definite and is solved by Cholesky). This exactly minimises
     ``sum_t (target_t - c_t <u, v_j>)^2 + lam k_u |u|^2 - 2 lin[u] . u`` over
     ``u``. Rows without ratings are left as they are (as the reference does).
 
@@ -150,7 +151,19 @@ def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin
         rhs = A.T @ y
         for k in range(r):
             rhs[k] += lin[u, k]
-        out[u, :] = np.linalg.solve(G, rhs)
+        # G is symmetric positive definite (lam > 0): Cholesky, then two triangular solves
+        L = np.linalg.cholesky(G)
+        for k in range(r):
+            acc = rhs[k]
+            for q in range(k):
+                acc -= L[k, q] * rhs[q]
+            rhs[k] = acc / L[k, k]
+        for k in range(r - 1, -1, -1):
+            acc = rhs[k]
+            for q in range(k + 1, r):
+                acc -= L[q, k] * rhs[q]
+            rhs[k] = acc / L[k, k]
+        out[u, :] = rhs
 
 
 @nb.njit(cache=True, parallel=True)
