@@ -156,10 +156,13 @@ def test_convergence_figure_and_summary():
                                  "valid_ndcg@10": 0.73 - 0.2 * np.exp(-it / 6000)})]}
     axes = plots.plot_convergence(logs)
     assert len(axes[0].lines) == 2 and len(axes[1].lines) == 2
-    s = plots.convergence_summary(logs).set_index("method")
-    assert s.loc["vh", "target"] == pytest.approx(logs["vh"][0]["valid_ndcg@10"].max())
-    assert s.loc["vh-phd", "iterations_to_target"] < s.loc["vh", "iterations_to_target"]
-    assert s.loc["vh", "iterations_to_target"] == 15000
-    assert all(x.startswith("AGREES") for x in plots.convergence_findings(s.reset_index()))
+    s = plots.convergence_summary(logs, fractions=(0.5, 0.99))
+    assert len(s) == 4
+    target = logs["vh"][0]["valid_ndcg@10"].max()
+    start = min(logs["vh"][0]["valid_ndcg@10"].iloc[0], logs["vh-phd"][0]["valid_ndcg@10"].iloc[0])
+    assert s["level"].max() == pytest.approx(start + 0.99 * (target - start))
+    r = s.set_index(["fraction", "method"])
+    assert r.loc[(0.5, "vh-phd"), "iterations"] < r.loc[(0.5, "vh"), "iterations"]
+    assert all(x.startswith("AGREES") for x in plots.convergence_findings(s))
     with pytest.raises(ValueError, match="lacks"):
         plots.plot_convergence({"vh": [pd.DataFrame({"iteration": [1]})]})
