@@ -21,8 +21,10 @@ missing slots hold id ``-1`` and distance ``2**31 - 1`` (as faiss does).
 Kernels (:mod:`phdlib.kernels.search`): one query uses a fused top-k that
 reads the codes once, keeping per distance value ``d`` in ``[0, m]`` a bucket
 of the first ids seen at ``d`` and rejecting whole blocks farther than the
-current ``k``-th distance; many queries share tiles of codes in cache. Both run
-on Numba's threads (``numba.set_num_threads``) or on one.
+current ``k``-th distance; many queries share tiles of codes in cache; a
+very large ``k`` (more than ``2**20`` bucket slots) uses a histogram pass and a
+gather pass instead. All run on Numba's threads (``numba.set_num_threads``)
+or on one, with the same results.
 """
 from __future__ import annotations
 
@@ -35,8 +37,10 @@ from .kernels import search as K
 __all__ = ["BinaryIndex", "METRICS", "n_chunks", "reference_search"]
 
 METRICS = {"hamming": K.OP_XOR, "phd": K.OP_AND}
-#: above this many int64 bucket slots per query, use the two-pass top-k
-_BUCKET_LIMIT = 1 << 22
+#: above this many int64 bucket slots per top-k state ((m + 1) * k; 8 MiB),
+#: use the two-pass top-k; the tiled kernel (16 states a block) is used while
+#: a block's states stay within 4x this.
+_BUCKET_LIMIT = 1 << 20
 
 
 def n_chunks(n: int, per_thread: int = 4, min_chunk: int = 1 << 14) -> int:
@@ -160,17 +164,17 @@ class BinaryIndex:
             out_d[:] = np.iinfo(np.int32).max
             out_i[:] = -1
             return out_d, out_i
-        slots = (self.m + 1) * k
+        slots = (self.m + 1) * k  # bucket slots of one top-k state
+        nc = n_chunks(n, 2)
         if slots > _BUCKET_LIMIT:
-            nc = n_chunks(n, 2)
             for a in range(nq):
                 K.topk_twopass(self.op, q[a], self.stored, self.m, k, out_d[a], out_i[a], nc)
-        elif nq < numba.get_num_threads() * 2 or nq < K.QUERY_BLOCK:
-            nc = n_chunks(n, 2)
+        elif (nq >= max(numba.get_num_threads() * 2, K.QUERY_BLOCK)
+              and slots * K.QUERY_BLOCK <= 4 * _BUCKET_LIMIT):
+            K.topk_tiled(self.op, q, self.stored, self.m, k, out_d, out_i)
+        else:
             for a in range(nq):
                 K.topk_fused(self.op, q[a], self.stored, self.m, k, out_d[a], out_i[a], nc)
-        else:
-            K.topk_tiled(self.op, q, self.stored, self.m, k, out_d, out_i)
         return out_d, out_i
 
 
