@@ -465,7 +465,6 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     bandwidth_topk: dict[int, float] = {}
     ratios: dict[str, dict] = {}
     checks: dict[str, object] = {}
-    sizes = {}
 
     def record(name, nitems, bpi, t, secs, bw, bwmin):
         m = methods.setdefault(name, {"n": nitems, "bytes_per_item": bpi, "threads": {}})
