@@ -64,6 +64,8 @@ def run_scorer(run, split) -> Scorer:
     (e.g. CCCF's block-weighted codes without stored weights).
     """
     a = run.arrays or {}
+    if {"user_codes", "item_codes", "user_weights", "item_weights", "block_starts"} <= set(a):
+        return _block_scorer(run, a)
     if "user_codes" in a and "item_codes" in a and not any(k.startswith(("user_weights", "item_weights"))
                                                              for k in a):
         distance = run.config.get("distance", "phd" if run.method in PHD_METHODS else "hamming")
@@ -95,6 +97,34 @@ def run_scorer(run, split) -> Scorer:
     raise ValueError(f"run {run.method!r} ({run.bits} bits, {run.path}) stores arrays "
                      f"{sorted(a)}; cannot score them outside the method (expected user/item "
                      f"codes, user/item vectors or item_scores)")
+
+
+def _block_scorer(run, a) -> Scorer:
+    """CCCF: ``sum_b w_u,b w_i,b <u_b, i_b>`` over code blocks ``[starts[b], starts[b+1])``.
+
+    ``<u_b, i_b>`` is the inner product of the ±1 codes of the block
+    (``len_b - 2 * Hamming``); weights are float (n, n_blocks).
+    """
+    starts = np.asarray(a["block_starts"], dtype=np.int64)
+    width = int(starts[-1])
+    uc = C.unpack(C.PackedCodes(np.asarray(a["user_codes"], dtype=np.uint64), width)).astype(np.float32)
+    ic = C.unpack(C.PackedCodes(np.asarray(a["item_codes"], dtype=np.uint64), width)).astype(np.float32)
+    wu = np.asarray(a["user_weights"], dtype=np.float64)
+    wi = np.asarray(a["item_weights"], dtype=np.float64)
+    nb = len(starts) - 1
+    if wu.shape[1] != nb or wi.shape[1] != nb:
+        raise ValueError(f"run {run.method!r} at {run.path}: {nb} blocks but weights of shapes "
+                         f"{wu.shape} and {wi.shape}")
+    def values(users, item_ids):
+        users, item_ids = np.asarray(users), np.asarray(item_ids)
+        out = np.zeros((len(users), len(item_ids)))
+        for b in range(nb):
+            s0, s1 = starts[b], starts[b + 1]
+            ip = uc[users, s0:s1].astype(np.float64) @ ic[item_ids, s0:s1].T.astype(np.float64)
+            out += wu[users, b][:, None] * wi[item_ids, b][None, :] * ip
+        return out
+
+    return Scorer(values, "score", f"block-weighted inner products of stored codes ({nb} blocks)")
 
 
 def pair_values(scorer: Scorer, user: np.ndarray, item: np.ndarray, n_items: int,

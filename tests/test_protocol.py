@@ -101,3 +101,21 @@ def test_vectors_and_sanity_scorers_and_unknown_arrays():
                       per_user=pd.DataFrame(), fingerprint="f", wall_seconds=0, arrays={"w": P})
     with pytest.raises(ValueError, match="cannot score"):
         protocol.run_scorer(bad, split)
+
+
+def test_block_scorer_is_weighted_sum_of_block_inner_products():
+    rng = np.random.default_rng(6)
+    split = _split(rng)
+    u = rng.choice([-1, 1], size=(30, 32))
+    i = rng.choice([-1, 1], size=(40, 32))
+    wu, wi = rng.random((30, 2)), rng.random((40, 2))
+    run = results.Run(method="cccf", dataset="x", bits=64, seed=0, config={}, metrics={},
+                      per_user=pd.DataFrame(), fingerprint="f", wall_seconds=0,
+                      arrays={"user_codes": C.pack(u).words, "item_codes": C.pack(i).words,
+                              "user_weights": wu, "item_weights": wi,
+                              "block_starts": np.array([0, 16, 32])})
+    s = protocol.run_scorer(run, split)
+    got = s.values(np.array([3, 7]), np.arange(40))
+    ref = np.array([[wu[x, 0] * wi[y, 0] * (u[x, :16] @ i[y, :16]) + wu[x, 1] * wi[y, 1] * (u[x, 16:] @ i[y, 16:])
+                     for y in range(40)] for x in (3, 7)])
+    assert s.kind == "score" and np.allclose(got, ref)
