@@ -385,7 +385,7 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     thread_counts = sorted({1, tmax})
     ip_n_ = min(int(p["ip_n"]), n)
     n_topk_ = min(int(p["n_topk"]), n)
-    sweep_ = sorted(int(x) for x in p["sweep"] if int(x) <= n)
+    sweep_ = sorted(int(x) for x in p["sweep"] if int(x) <= n) or [n]
     ks_ = tuple(int(k) for k in p["ks"])
     repeats_ = int(p["repeats"])
     bar = None

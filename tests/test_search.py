@@ -203,3 +203,23 @@ def test_bad_input():
     empty = S.BinaryIndex(64)
     d, i = empty.search(_codes(2, 64, 0), 3)
     assert np.all(i == -1)
+
+
+def test_cli_bench_json(capsys):
+    import json
+
+    from phdlib.cli import main
+
+    code = main(["bench", "--n", "20000", "--n-topk", "20000", "--ip-n", "5000", "--repeats", "2",
+                 "--threads", "1", "--min-seconds", "0", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"hamming", "phd", "topk10", "_run"} <= set(out)
+    assert out["_run"]["config"]["sweep"] == [20000]
+    assert main(["bench", "--threads", "999", "--n", "1000"]) == 2
+    assert main(["bench", "--n", "20000", "--n-topk", "20000", "--ip-n", "5000", "--repeats", "2",
+                 "--threads", "1", "--min-seconds", "0"]) == 0
+    text = capsys.readouterr().out
+    for needle in ("Table 2 beside the paper's", "Acceptance:", "Top-k, one query:",
+                   "measured read bandwidth, 1 thread(s)", "Time (s) against N:"):
+        assert needle in text, needle

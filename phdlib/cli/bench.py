@@ -14,6 +14,8 @@ def _bench(args) -> int:
     try:
         res = bench.run(n=args.n, threads=args.threads, profile=args.profile,
                         repeats=args.repeats, seed=args.seed, n_topk=args.n_topk, ip_n=args.ip_n,
+                        min_seconds=args.min_seconds, topk_min_seconds=args.min_seconds,
+                        sweep_min_seconds=(0.02 if args.min_seconds is None else args.min_seconds),
                         log=log, progress=args.progress)
     except (ValueError, MemoryError) as exc:
         return fail(str(exc), 2)
@@ -46,6 +48,9 @@ def register(sub) -> None:
     p.add_argument("--n-topk", type=int, default=None, help="codes for the top-k comparison")
     p.add_argument("--ip-n", type=int, default=None,
                    help="64-d float32 vectors for the inner product (256 bytes each)")
+    p.add_argument("--min-seconds", type=float, default=None,
+                   help="a timing sample averages back-to-back calls up to this long "
+                        "(default: the profile's; 0: single calls)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr")
