@@ -349,7 +349,8 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         repeats: int | None = None, seed: int = 0, sweep=None, n_topk: int | None = None,
         ip_n: int | None = None, ks=None, faiss_: bool = True, c_loop: bool = True,
         sweep_min_seconds: float = 0.02, topk_min_seconds: float | None = None,
-        min_seconds: float | None = None, log=print,
+        min_seconds: float | None = None, batch_queries: int = 64, batch_repeats: int = 7,
+        log=print,
         progress: bool = False) -> BenchResult:
     """Run the whole benchmark; every figure comes from this one run.
 
@@ -363,6 +364,8 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         acceptance ratios).
     ip_n : float vectors for the inner product (64-dim float32, 256 bytes
         each); capped at ``n``. Compare inner products by time per vector.
+    batch_queries, batch_repeats : the many-query comparison (tiled top-k
+        against one query at a time and faiss) at ``n_topk``; 0 skips it.
     min_seconds, topk_min_seconds, sweep_min_seconds : in the table, the
         top-k and the sweep, a timing sample is the mean of as many
         back-to-back calls as last this long (the paper averaged 1,000 runs);
@@ -400,7 +403,8 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
               "sweep_min_seconds": sweep_min_seconds, "threads": thread_counts,
               "repeats": repeats_,
               "seed": seed, "sweep": sweep_, "n_topk": n_topk_, "ip_n": ip_n_, "ks": list(ks_),
-              "sweep_repeats": int(p["sweep_repeats"]), "code_bits": 64, "ip_dim": IP_DIM}
+              "sweep_repeats": int(p["sweep_repeats"]), "code_bits": 64, "ip_dim": IP_DIM,
+              "batch_queries": int(batch_queries), "batch_repeats": int(batch_repeats)}
     skipped: dict[str, str] = {}
     load_start = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
@@ -579,7 +583,45 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
                 fd, fi = vals[f"faiss_topk{k}"]
                 od, oi = vals[f"topk{k}"]
                 checks[f"faiss_distances_equal_k{k}@{t}"] = bool(np.array_equal(fd, od))
+    # ---- many queries at once: the tiled top-k against one query at a time and faiss
+    if batch_queries:
+        Qb = random_codes(batch_queries, seed + 11)
+        Qb8 = Qb.view(np.uint8).reshape(-1, 8)
+        kb = 10 if 10 in ks_ else ks_[0]
+        for t in thread_counts:
+            _set_threads(t)
+            ncb = n_chunks(n_topk_, 2)
+            odb = np.empty((batch_queries, kb), dtype=np.int32)
+            oib = np.empty((batch_queries, kb), dtype=np.int64)
+
+            def one_by_one():
+                for a in range(batch_queries):
+                    K.topk_fused(K.OP_XOR, Qb[a], sub, 64, kb, odb[a], oib[a], ncb)
+                return odb.copy(), oib.copy()
+
+            fns = {"batch_tiled": lambda: idx_h.search(Qb, kb), "batch_one_by_one": one_by_one}
+            if fidx is not None:
+                fns["faiss_batch"] = lambda: fidx.search(Qb8, kb)
+            log(f"bench: {batch_queries} queries at once, top-{kb}, {t} thread(s)")
+            times, vals = interleaved(fns, batch_repeats, seed=seed + 200 + t)
+            if not (np.array_equal(vals["batch_tiled"][0], vals["batch_one_by_one"][0])
+                    and np.array_equal(vals["batch_tiled"][1], vals["batch_one_by_one"][1])):
+                raise RuntimeError("tiled and one-query top-k disagree")
+            if fidx is not None:
+                checks[f"faiss_batch_distances_equal@{t}"] = bool(
+                    np.array_equal(vals["faiss_batch"][0], vals["batch_tiled"][0]))
+            for nm, secs in times.items():
+                trows.append({"method": nm, "k": kb, "threads": t, "N": n_topk_,
+                              "queries": batch_queries, "seconds": float(np.median(secs))})
+            ratios[f"batch_one_by_one/batch_tiled@{t}"] = paired_ratio(
+                times["batch_one_by_one"], times["batch_tiled"])
+            if fidx is not None:
+                ratios[f"faiss_batch/batch_tiled@{t}"] = paired_ratio(
+                    times["faiss_batch"], times["batch_tiled"])
     topk = pd.DataFrame(trows)
+    if "queries" not in topk:
+        topk["queries"] = 1
+    topk["queries"] = topk["queries"].fillna(1).astype(int)
 
     # ---- sweep over N (log-log plot), 1 thread and T threads for the scans
     srows = []
@@ -703,13 +745,14 @@ def acceptance(res: BenchResult, k: int = 10) -> pd.DataFrame:
 
 def topk_table(res: BenchResult) -> pd.DataFrame:
     """Top-k seconds (one query) by k, method and threads; plus faiss / ours."""
-    t = res.topk.pivot_table(index=["threads", "k"], columns="method", values="seconds")
+    single = res.topk[res.topk["queries"] == 1]
+    t = single.pivot_table(index=["threads", "k"], columns="method", values="seconds")
     rows = []
     for (th, k), _ in t.iterrows():
         if k == 0:
             continue
-        g = res.topk[(res.topk.threads == th) & (res.topk.k == k)].set_index("method")["seconds"]
-        scan = res.topk[(res.topk.threads == th) & (res.topk.k == 0)]["seconds"].iloc[0]
+        g = single[(single.threads == th) & (single.k == k)].set_index("method")["seconds"]
+        scan = single[(single.threads == th) & (single.k == 0)]["seconds"].iloc[0]
         row = {"threads": th, "k": k, "plain scan (s)": scan,
                "ours, Hamming (s)": g.get(f"topk{k}"), "ours, PHD (s)": g.get(f"topk{k}_phd"),
                "faiss IndexBinaryFlat (s)": g.get(f"faiss_topk{k}")}
@@ -719,6 +762,23 @@ def topk_table(res: BenchResult) -> pd.DataFrame:
         row["ours / scan"] = r["median"] if r else None
         rows.append(row)
     return pd.DataFrame(rows).set_index(["threads", "k"])
+
+
+def batch_table(res: BenchResult) -> pd.DataFrame:
+    """Many queries at once: seconds of the tiled top-k, one query at a time, faiss."""
+    b = res.topk[res.topk["queries"] > 1]
+    if b.empty:
+        return pd.DataFrame()
+    out = b.pivot_table(index=["threads", "queries", "k"], columns="method", values="seconds")
+    out = out.rename(columns={"batch_tiled": "ours, tiled (s)",
+                              "batch_one_by_one": "ours, one query at a time (s)",
+                              "faiss_batch": "faiss IndexBinaryFlat (s)"})
+    for (th, _, _), _row in out.iterrows():
+        r = res.ratios.get(f"faiss_batch/batch_tiled@{th}")
+        out.loc[(th, slice(None), slice(None)), "faiss / tiled"] = r["median"] if r else None
+        r = res.ratios.get(f"batch_one_by_one/batch_tiled@{th}")
+        out.loc[(th, slice(None), slice(None)), "one at a time / tiled"] = r["median"] if r else None
+    return out
 
 
 def report(res: BenchResult) -> str:
@@ -745,6 +805,9 @@ def report(res: BenchResult) -> str:
     parts.append("\nTable 2 beside the paper's (1 thread; compare overheads):\n"
                  + table2(res, 1).to_string(**pd_opts))
     parts.append("\nTop-k, one query:\n" + topk_table(res).to_string(**pd_opts))
+    bt = batch_table(res)
+    if not bt.empty:
+        parts.append("\nTop-k, many queries at once:\n" + bt.to_string(**pd_opts))
     parts.append("\nRatios (median of per-round ratios, [q25, q75]):")
     for nm, r in res.ratios.items():
         parts.append(f"  {nm:38s} {r['median']:.4f} [{r['q25']:.4f}, {r['q75']:.4f}] ({r['rounds']} rounds)")

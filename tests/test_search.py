@@ -175,6 +175,7 @@ def test_bench_runs_small():
     assert res.ratios["phd/hamming (table rounds)@1"]["rounds"] == 3
     assert res.ratios["phd/hamming@1"]["rounds"] >= 2 * bench.ACCEPT["min_rounds"] + 1
     assert res.checks["ip_agree@1"]
+    assert not bench.batch_table(res).empty and not bench.topk_table(res).empty
     tab = res.table(1)
     assert {"GB/s", "% of read bandwidth", "items/s"} <= set(tab.columns)
 
