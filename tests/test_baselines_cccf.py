@@ -104,3 +104,23 @@ def test_cccf_rejects_layout_over_budget():
     cfg = {**cccf.CCCF.defaults("tiny", 32), "tune": False, "blocks": [16, 16]}
     with pytest.raises(ValueError, match="cost 64 bits .* over the budget of 32"):
         cccf.CCCF.train(sp, 32, 0, cfg)
+
+
+def test_grid_search_chooses_on_validation_and_stores_every_point(tmp_path, monkeypatch):
+    from phdlib import results
+
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path))
+    sp = _tiny_split(seed=4)
+    cfg = {**dcf.DCF.defaults("tiny", 8), "alpha_grid": [0.01, 1.0], "max_iter": 5,
+           "init_max_iter": 3}
+    run = dcf.DCF.train(sp, 8, 0, cfg)
+    log = run.log
+    assert len(log) == 2 and log["chosen"].sum() == 1
+    best = log.loc[log["valid_ndcg@10"].idxmax()]
+    assert bool(best["chosen"]) and run.extra["chosen"]["alpha"] == best["alpha"]
+    assert run.metrics["ndcg@10"] == pytest.approx(best["test_ndcg@10"])
+    assert len(results.index(tmp_path)) == 2  # one stored run per grid point
+    # CCCF: every layout that fits x alpha
+    ccfg = {**cccf.CCCF.defaults("tiny", 16), "alpha_grid": [0.001], "mf_passes": 2, "max_iter": 3}
+    crun = cccf.CCCF.train(sp, 16, 0, ccfg)
+    assert sorted(crun.log["blocks"]) == sorted(str(lay) for lay in cccf.layouts(16))
