@@ -174,7 +174,7 @@ def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):
     assert '<span class="section-number">2. </span>Two' in title("two.html")
     assert '<span class="section-number">2.1. </span>A section' in (html / "two.html").read_text()
     assert "section-number" not in title("references.html")
-    assert "Projected hamming dissimilarity" in (html / "references.html").read_text()
+    assert "Projected Hamming dissimilarity" in (html / "references.html").read_text()
     assert 'href="references.html#' in (html / "one.html").read_text()
 
 

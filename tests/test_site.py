@@ -532,7 +532,7 @@ def test_chapters_numbered_across_parts():
 def test_bibliography_lists_cited_works():
     refs = (SITE / "book" / "references.html").read_text()
     # the paper, as the plain BibTeX style renders its title
-    assert "Projected hamming dissimilarity for bit-level importance coding" in refs
+    assert "Projected Hamming dissimilarity for bit-level importance coding" in refs
     index = (SITE / "book" / "index.html").read_text()
     anchors = re.findall(r'href="references\.html#([^"]+)"', index)
     assert anchors, "the landing page's citation does not link to the References page"
