@@ -411,7 +411,12 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     log(f"bench: {n:,} random 64-bit codes, {ip_n_:,} float32 {IP_DIM}-d vectors, "
         f"threads {thread_counts}, {repeats_} rounds")
     codes = random_codes(n, seed)
-    not_codes = np.bitwise_not(codes)
+    # One array serves every scan. Random codes are random whether read as
+    # plain codes (Hamming, PHD in the XOR-AND form) or as the stored NOT of
+    # other random codes (PHD, ``popcount(q AND stored)``), and on one array
+    # a difference in time is the operation's, not the memory's: two arrays
+    # of the same size can differ by a few percent in scan speed, depending
+    # on how the OS backs each with pages.
     q = random_codes(1, seed + 7)[0]
     q0 = int(q[0])
     X = random_vectors(ip_n_, seed)
@@ -441,13 +446,13 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     except ImportError:  # pragma: no cover
         threadpool_limits = None
 
-    def binary_fns(cds, ncds, t):
+    def binary_fns(cds, t):
         nc = n_chunks(cds.shape[0])
         flat = cds.reshape(-1)
         f = {
             "read": lambda: int(K.read_sum(flat, nc)),
             "hamming": lambda: int(K.scan_sum(K.OP_XOR, q, cds, nc)),
-            "phd": lambda: int(K.scan_sum(K.OP_AND, q, ncds, nc)),
+            "phd": lambda: int(K.scan_sum(K.OP_AND, q, cds, nc)),
             "phd_xor_and": lambda: int(K.scan_sum(K.OP_XOR_AND, q, cds, nc)),
         }
         if t == 1:
@@ -455,7 +460,7 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
             f["hamming_numpy"] = lambda: int(np.bitwise_count(flat ^ q[0]).sum(dtype=np.int64))
             if cl is not None:
                 f["hamming_c"] = lambda: cl.call("hamming_sum", cds, q0)
-                f["phd_c"] = lambda: cl.call("phd_sum", ncds, q0)
+                f["phd_c"] = lambda: cl.call("phd_sum", cds, q0)
                 f["hamming_c_overwrite"] = lambda: cl.call("hamming_overwrite", cds, q0)
         return f
 
@@ -487,7 +492,7 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         _set_threads(t)
         limit = threadpool_limits(limits=t) if threadpool_limits else None
         try:
-            fns = binary_fns(codes, not_codes, t)
+            fns = binary_fns(codes, t)
             fns.update(ip_fns(X))
             log(f"bench: table at N={n:,}, {t} thread(s): {', '.join(fns)}")
             times, vals = interleaved(fns, repeats_, seed=seed + t, progress=bar,
@@ -527,20 +532,26 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
             ratios["hamming/hamming_c@1"] = paired_ratio(times["hamming"], times["hamming_c"])
         # every implementation of a distance consumed the same distances
         ham = {nm: vals[nm] for nm in ("hamming", "hamming_c", "hamming_numpy") if nm in vals}
-        phd = {nm: vals[nm] for nm in ("phd", "phd_xor_and", "phd_c") if nm in vals}
-        checks[f"checksums@{t}"] = {"hamming": ham, "phd": phd,
+        phd = {nm: vals[nm] for nm in ("phd", "phd_c") if nm in vals}
+        checks[f"checksums@{t}"] = {"hamming": ham, "phd (stored NOT codes)": phd,
+                                    "phd_xor_and (plain codes)": vals["phd_xor_and"],
                                     "ip": {nm: vals[nm] for nm in ("ip_numba", "ip_blas")}}
         if len(set(ham.values())) != 1 or len(set(phd.values())) != 1:
             raise RuntimeError(f"implementations disagree on the summed distances: {ham} {phd}")
         ipv = list(checks[f"checksums@{t}"]["ip"].values())
         checks[f"ip_agree@{t}"] = bool(abs(ipv[0] - ipv[1]) <= 1e-3 * max(1.0, np.abs(X @ xq).sum()))
 
+    # PHD on stored NOT codes and in the XOR-AND form agree (checked on a prefix)
+    pre = codes[: min(n, 1 << 20)]
+    checks["phd_forms_agree"] = bool(
+        K.scan_sum(K.OP_AND, q, np.bitwise_not(pre), 1) == K.scan_sum(K.OP_XOR_AND, q, pre, 1))
+
     # ---- top-k at n_topk: ours (Hamming, PHD) vs faiss, against the plain scan
-    sub, nsub = codes[:n_topk_], not_codes[:n_topk_]
+    sub = codes[:n_topk_]
     idx_h = BinaryIndex(64, "hamming")
     idx_h.stored = sub  # a view: add() would copy
     idx_p = BinaryIndex(64, "phd")
-    idx_p.stored = nsub
+    idx_p.stored = sub  # the NOT codes of the items ~sub
     fidx = None
     if faiss is not None:
         fidx = faiss.IndexBinaryFlat(64)
@@ -626,12 +637,12 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     # ---- sweep over N (log-log plot), 1 thread and T threads for the scans
     srows = []
     for nn in sweep_:
-        cds, ncds = codes[:nn], not_codes[:nn]
+        cds = codes[:nn]
         for t in thread_counts:
             _set_threads(t)
             limit = threadpool_limits(limits=t) if threadpool_limits else None
             try:
-                fns = binary_fns(cds, ncds, t)
+                fns = binary_fns(cds, t)
                 fns.pop("hamming_c_overwrite", None)
                 if nn <= ip_n_:
                     fns.update(ip_fns(X[:nn]))
