@@ -30,7 +30,7 @@ Timings on a shared machine are noisy, so methods are *interleaved*: each
 round runs every method once, in a fresh random order, and ratios are the
 median of the per-round ratios. The PHD / Hamming ratio, the paper's claim,
 is also measured on its own, Hamming and PHD called back to back in at least
-41 pairs. Bandwidth and every percentage come from the same run.
+41 pairs, in alternating order. Bandwidth and every percentage come from the same run.
 """
 from __future__ import annotations
 
@@ -62,13 +62,14 @@ PROFILES = {
     # n: codes for Table 2; sweep: the N of the log-log plot; n_topk: codes for
     # top-k; ip_n: float vectors (largest that fits); repeats: rounds;
     # min_seconds / topk_min_seconds: a timing sample is the mean of as many
-    # back-to-back calls as last this long (one call when a call is longer).
+    # back-to-back calls as last this long (one call when a call is longer);
+    # pairs / pair_min_seconds: the same for the PHD / Hamming pairs.
     "full": dict(n=100_000_000, sweep=(10**5, 10**6, 10**7, 10**8), n_topk=10_000_000,
                  ip_n=20_000_000, repeats=25, sweep_repeats=9, ks=(1, 10, 100),
-                 min_seconds=0.02, topk_min_seconds=0.05),
+                 min_seconds=0.02, topk_min_seconds=0.05, pairs=61, pair_min_seconds=0.1),
     "quick": dict(n=10_000_000, sweep=(10**5, 10**6, 10**7), n_topk=10_000_000,
                   ip_n=1_000_000, repeats=21, sweep_repeats=3, ks=(1, 10, 100),
-                  min_seconds=0.02, topk_min_seconds=0.02),
+                  min_seconds=0.02, topk_min_seconds=0.02, pairs=41, pair_min_seconds=0.02),
 }
 
 # --------------------------------------------------------------------------- the C loop
@@ -213,13 +214,16 @@ def _loops_for(fn: Callable, min_seconds: float) -> int:
 
 
 def interleaved(fns: dict[str, Callable], repeats: int, seed: int = 0, min_seconds: float = 0.0,
-                progress=None) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+                progress=None, alternate: bool = False
+                ) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """Time every function once per round, rounds in a fresh random order.
 
     Returns per-method arrays of seconds per call (``repeats`` values) and the
     value each returned (checked equal across rounds). One untimed warm-up
     call each. Calls are repeated within a sample when one call is shorter
-    than ``min_seconds``.
+    than ``min_seconds``. ``alternate``: instead of random orders, round ``r``
+    runs the methods in their order rotated by ``r`` (for two methods,
+    A-B, B-A, A-B, ...: a position effect cancels out).
     """
     rng = np.random.default_rng(seed)
     names = list(fns)
@@ -230,7 +234,9 @@ def interleaved(fns: dict[str, Callable], repeats: int, seed: int = 0, min_secon
     if progress is not None:
         it = progress(it)
     for r in it:
-        for j in rng.permutation(len(names)):
+        order = (np.roll(np.arange(len(names)), -r) if alternate
+                 else rng.permutation(len(names)))
+        for j in order:
             nm = names[j]
             fn, lp = fns[nm], loops[nm]
             t0 = time.perf_counter()
@@ -397,8 +403,11 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
 
         bar = lambda it: tqdm(it, leave=False)  # noqa: E731
     min_seconds = float(p["min_seconds"])
+    n_pairs = max(int(p["pairs"]), 2 * ACCEPT["min_rounds"] + 1)
+    pair_min_seconds = float(p["pair_min_seconds"])
     topk_min_seconds = float(p["topk_min_seconds"])
-    config = {"profile": profile, "n": n, "min_seconds": min_seconds,
+    config = {"profile": profile, "n": n, "min_seconds": min_seconds, "pairs": n_pairs,
+              "pair_min_seconds": pair_min_seconds,
               "topk_min_seconds": topk_min_seconds,
               "sweep_min_seconds": sweep_min_seconds, "threads": thread_counts,
               "repeats": repeats_,
@@ -514,13 +523,13 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
         # order within each pair), so each ratio compares two calls made under
         # the same conditions on this shared machine
         pair = {"hamming": fns["hamming"], "phd": fns["phd"]}
-        pt, _ = interleaved(pair, max(repeats_, 2 * ACCEPT["min_rounds"] + 1),
-                            seed=seed + 50 + t, min_seconds=min_seconds)
+        pt, _ = interleaved(pair, n_pairs, seed=seed + 50 + t, min_seconds=pair_min_seconds,
+                            alternate=True)
         ratios[f"phd/hamming@{t}"] = paired_ratio(pt["phd"], pt["hamming"])
         if "hamming_c" in fns:
             cpair = {"hamming_c": fns["hamming_c"], "phd_c": fns["phd_c"]}
-            ct, _ = interleaved(cpair, max(repeats_, 2 * ACCEPT["min_rounds"] + 1),
-                                seed=seed + 60 + t, min_seconds=min_seconds)
+            ct, _ = interleaved(cpair, n_pairs, seed=seed + 60 + t,
+                                min_seconds=pair_min_seconds, alternate=True)
             ratios["phd_c/hamming_c (pairs)@1"] = paired_ratio(ct["phd_c"], ct["hamming_c"])
         ratios[f"phd_xor_and/hamming@{t}"] = paired_ratio(times["phd_xor_and"], times["hamming"])
         ratios[f"hamming/read@{t}"] = paired_ratio(times["hamming"], times["read"])
