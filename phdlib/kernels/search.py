@@ -34,8 +34,10 @@ OP_AND = 1
 OP_XOR_AND = 2
 
 #: codes per block in the fused top-k: a block's minimum distance is computed
-#: in one vectorised pass; only a block that holds a candidate is revisited.
-TOPK_BLOCK = 1024
+#: in one vectorised pass; only a block that holds a candidate is revisited
+#: (4096: the per-block overhead stays small, and with a threshold that only
+#: admits d < t once k ids are kept, candidate blocks stay rare).
+TOPK_BLOCK = 4096
 #: a candidate block's distances are checked in segments of this many codes;
 #: only segments that hold a candidate are walked code by code.
 TOPK_SUB = 64
@@ -240,7 +242,8 @@ def topk_range(op, q, codes, flat, lo, hi, k, fill, ids, state, dbuf):
     s = state[1]
     for b0 in range(lo, hi, TOPK_BLOCK):
         b1 = min(b0 + TOPK_BLOCK, hi)
-        if range_min(op, q, codes, flat, b0, b1) > t:
+        # a code enters only if d < t, or d == t while fewer than k are kept
+        if range_min(op, q, codes, flat, b0, b1) > (t - 1 if s >= k else t):
             continue
         # a candidate block: its distances into the small buffer (vectorised),
         # then the bucket updates from the buffer
@@ -251,7 +254,7 @@ def topk_range(op, q, codes, flat, lo, hi, k, fill, ids, state, dbuf):
             mn = seg[0]
             for r in range(seg.shape[0]):
                 mn = min(mn, seg[r])
-            if mn > t:
+            if mn > (t - 1 if s >= k else t):
                 continue
             for r in range(s0, s1):
                 d = dbuf[r]
