@@ -343,7 +343,7 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     pbar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
         pbar = tqdm(total=max_iter, desc=f"DCF blocks {sizes}", leave=False)
     init_log = []
     if init == "relaxed":
@@ -455,7 +455,7 @@ def point_runs(method, split, bits: int, seed: int, config: dict, points: list[d
     method: the method object (DCF or CCCF); points: config overrides, one
     dict per grid point, applied over ``config`` with ``tune=False``.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
 
     from .. import methods
 

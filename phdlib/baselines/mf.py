@@ -442,7 +442,7 @@ class _TunedMF:
 
     def train(self, split, bits, seed, config, progress=False):
         import pandas as pd
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
 
         t_start = time.perf_counter()
         ties = config["ties"]
@@ -553,7 +553,7 @@ class BinarizedMF:
         from .. import codes as C
 
         import pandas as pd
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
 
         t_start = time.perf_counter()
         ties = config["ties"]

@@ -383,7 +383,7 @@ def _fit(train, valid, n_users, n_items, bits, rating_scale, config, seed, progr
     seconds_to_best = 0.0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
 
         # the total is the earliest possible stop, extended as training goes on
         bar = tqdm(total=_earliest_stop(stopper, 0, every), desc=f"{'VH_PHD' if cfg['distance'] == 'phd' else 'VH'}"
