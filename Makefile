@@ -28,8 +28,10 @@ all: book
 
 $(VENV)/.stamp: requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	@# (this machine's pip config adds local index folders; their "is ignored"
+	@#  notices are filtered out, pip's own exit status is kept)
+	@set -o pipefail; $(PY) -m pip install --quiet -r requirements.txt 2>&1 \
+	  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
