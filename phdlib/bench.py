@@ -68,7 +68,7 @@ PROFILES = {
                  ip_n=20_000_000, repeats=25, sweep_repeats=9, ks=(1, 10, 100),
                  min_seconds=0.02, topk_min_seconds=0.05, pairs=61, pair_min_seconds=0.1),
     "quick": dict(n=10_000_000, sweep=(10**5, 10**6, 10**7), n_topk=10_000_000,
-                  ip_n=1_000_000, repeats=21, sweep_repeats=3, ks=(1, 10, 100),
+                  ip_n=1_000_000, repeats=11, sweep_repeats=3, ks=(1, 10, 100),
                   min_seconds=0.02, topk_min_seconds=0.02, pairs=41, pair_min_seconds=0.02),
 }
 

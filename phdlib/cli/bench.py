@@ -44,7 +44,7 @@ def register(sub) -> None:
     p.add_argument("--threads", type=int, default=None,
                    help="thread count measured beside 1 thread (default: all Numba threads)")
     p.add_argument("--profile", choices=["quick", "full"], default="quick")
-    p.add_argument("--repeats", type=int, default=None, help="interleaved rounds (default 21 / 25)")
+    p.add_argument("--repeats", type=int, default=None, help="interleaved rounds (default: 11 quick, 25 full)")
     p.add_argument("--n-topk", type=int, default=None, help="codes for the top-k comparison")
     p.add_argument("--ip-n", type=int, default=None,
                    help="64-d float32 vectors for the inner product (256 bytes each)")
