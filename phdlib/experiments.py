@@ -191,6 +191,18 @@ def profile_overrides(profile: str, method: str, dataset: str = "ml-1m",
             sorted(k for k in wanted if k not in keys))
 
 
+def run_profiled(name: str, split, bits: int, profile: str = "full", seed: int = 0,
+                 extra: dict | None = None, progress: bool = False):
+    """``methods.run`` with ``profile``'s overrides (plus ``extra``) for ``name``.
+
+    The one way chapters get a run: the stored run is reused when the store has
+    it, else the method is trained and stored. Returns a :class:`results.Run`.
+    """
+    overrides, _ = profile_overrides(profile, name, split.dataset.name, bits)
+    overrides.update(extra or {})
+    return methods.run(name, split, bits, seed=seed, overrides=overrides, progress=progress)
+
+
 def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
          parts: Iterable[str] = PARTS, split_seed: int = 0) -> Grid:
     """The grid behind the paper's tables and figures.
