@@ -399,7 +399,7 @@ def run(n: int | None = None, threads: int | None = None, profile: str = "quick"
     repeats_ = int(p["repeats"])
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
 
         bar = lambda it: tqdm(it, leave=False)  # noqa: E731
     min_seconds = float(p["min_seconds"])
