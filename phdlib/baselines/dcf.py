@@ -212,12 +212,11 @@ def _blocks(B, starts):
     return [np.ascontiguousarray(B[:, starts[b]:starts[b + 1]]) for b in range(len(starts) - 1)]
 
 
-def _predict_blocks(g, Bs, Ds, Wu, Wi, real=False):
+def _predict_blocks(g, Bs, Ds, Wu, Wi):
     preds = []
     for b in range(len(Bs)):
         out = np.empty(g.nnz)
-        f = _k.real_predictions if real else _k.block_predictions
-        f(g.u_indptr, g.u_items, Wu[:, b].copy(), Wi[:, b].copy(), Bs[b], Ds[b], out)
+        _k.weighted_predictions(g.u_indptr, g.u_items, Wu[:, b].copy(), Wi[:, b].copy(), Bs[b], Ds[b], out)
         preds.append(out)
     return preds
 
@@ -260,7 +259,7 @@ def relaxed_init(g: RatingGraph, target, sizes, Wu, Wi, alpha, beta, rng, max_it
     Vs = [rng.random((g.n_items, r)) for r in sizes]
     Xs = [balanced_decorrelated(U, rng) for U in Us]
     Ys = [balanced_decorrelated(V, rng) for V in Vs]
-    preds = _predict_blocks(g, Us, Vs, Wu, Wi, real=True)
+    preds = _predict_blocks(g, Us, Vs, Wu, Wi)
     total = np.sum(preds, axis=0)
     thresh = max(g.n_users, g.n_items) * tol
     log = []
@@ -278,7 +277,7 @@ def relaxed_init(g: RatingGraph, target, sizes, Wu, Wi, alpha, beta, rng, max_it
             Xs[b] = balanced_decorrelated(Us[b], rng)
             Ys[b] = balanced_decorrelated(Vs[b], rng)
             new = np.empty(g.nnz)
-            _k.real_predictions(g.u_indptr, g.u_items, wu, wi, Us[b], Vs[b], new)
+            _k.weighted_predictions(g.u_indptr, g.u_items, wu, wi, Us[b], Vs[b], new)
             total += new - preds[b]
             preds[b] = new
             change = max(change, np.linalg.norm(Us[b] - U0), np.linalg.norm(Vs[b] - V0),
@@ -379,7 +378,7 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
             Xs[b] = balanced_decorrelated(Bs[b], rng)
             Ys[b] = balanced_decorrelated(Ds[b], rng)
             new = np.empty(g.nnz)
-            _k.block_predictions(g.u_indptr, g.u_items, wu, wi, Bs[b], Ds[b], new)
+            _k.weighted_predictions(g.u_indptr, g.u_items, wu, wi, Bs[b], Ds[b], new)
             total += new - preds[b]
             preds[b] = new
         prev = model.log[-1]["objective"]

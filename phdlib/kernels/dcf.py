@@ -99,18 +99,20 @@ def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
 
 
 @nb.njit(cache=True, parallel=True)
-def block_predictions(indptr, cols, wrow, wcol, codes, other, out):
-    """``out[t] = wrow[u] * wcol[j] * <codes[u], other[j]>`` for every rating.
+def weighted_predictions(indptr, cols, wrow, wcol, left, right, out):
+    """``out[t] = wrow[u] * wcol[j] * <left[u], right[j]>`` for every rating.
 
-    Shapes as in :func:`dcd_rows`; out float64 (nnz,), written in place.
+    ``left``/``right`` are either ±1 codes (int8 ``(n, r)``/``(m, r)``) or
+    real factors (float64); the inner product is accumulated in float64, exact
+    for codes. Shapes as in :func:`dcd_rows`; out float64 (nnz,), written.
     """
-    n, r = codes.shape
+    n, r = left.shape
     for u in nb.prange(n):
         for t in range(indptr[u], indptr[u + 1]):
             j = cols[t]
-            acc = 0
+            acc = 0.0
             for k in range(r):
-                acc += codes[u, k] * other[j, k]
+                acc += left[u, k] * right[j, k]
             out[t] = wrow[u] * wcol[j] * acc
 
 
@@ -178,19 +180,6 @@ def squared_error(indptr, cols, target, pred):
             acc += d * d
         tot[u] = acc
     return tot.sum()
-
-
-@nb.njit(cache=True, parallel=True)
-def real_predictions(indptr, cols, wrow, wcol, U, V, out):
-    """``out[t] = wrow[u] * wcol[j] * <U[u], V[j]>`` (float64 factors)."""
-    n, r = U.shape
-    for u in nb.prange(n):
-        for t in range(indptr[u], indptr[u + 1]):
-            j = cols[t]
-            acc = 0.0
-            for k in range(r):
-                acc += U[u, k] * V[j, k]
-            out[t] = wrow[u] * wcol[j] * acc
 
 
 @nb.njit(cache=True, parallel=True)
