@@ -252,14 +252,14 @@ def _check_pair(query, items, what: str) -> None:
         raise ValueError(f"{what}: the query must be a plain code, not a negated (stored NOT) one")
 
 
-def _run(scan, batch, query: PackedCodes, items: PackedCodes) -> np.ndarray:
+def _run(scan, op: int, query: PackedCodes, items: PackedCodes) -> np.ndarray:
     codes = items.rows()
     if query.single:
         out = np.empty(codes.shape[0], dtype=np.int32)
         scan(query.words, codes, out)
     else:
         out = np.empty((query.n, codes.shape[0]), dtype=np.int32)
-        batch(query.words, codes, out)
+        _k.scan_batch(op, query.words, codes, out)
     return out
 
 
@@ -272,7 +272,7 @@ def hamming(query: PackedCodes, items: PackedCodes) -> np.ndarray:
     _check_pair(query, items, "hamming")
     if items.negated:
         raise ValueError("hamming: items are negated (stored NOT); pass the plain codes")
-    return _run(_k.hamming_scan, _k.hamming_batch, query, items)
+    return _run(_k.hamming_scan, _k.HAMMING, query, items)
 
 
 def phd(query: PackedCodes, items: PackedCodes) -> np.ndarray:
@@ -285,8 +285,8 @@ def phd(query: PackedCodes, items: PackedCodes) -> np.ndarray:
     """
     _check_pair(query, items, "phd")
     if items.negated:
-        return _run(_k.and_scan, _k.and_batch, query, items)
-    return _run(_k.phd_xor_and_scan, _k.phd_xor_and_batch, query, items)
+        return _run(_k.and_scan, _k.AND, query, items)
+    return _run(_k.phd_xor_and_scan, _k.PHD_XOR_AND, query, items)
 
 
 def popcount(codes: PackedCodes) -> np.ndarray:

@@ -50,9 +50,12 @@ import pandas as pd
 TIES = ("expected", "random", "optimistic", "pessimistic", "input")
 DISCOUNTS = ("paper", "released")
 KINDS = ("dissimilarity", "score")
+#: The paper's three metrics, in the order of its tables, and their display labels.
+METRICS = ("ndcg@5", "ndcg@10", "mrr")
+METRIC_LABELS = {"ndcg@5": "NDCG@5", "ndcg@10": "NDCG@10", "mrr": "MRR"}
 
 __all__ = [
-    "TIES", "DISCOUNTS", "KINDS", "discounts", "gains", "ranked_ratings", "ndcg", "mrr",
+    "METRICS", "METRIC_LABELS", "TIES", "DISCOUNTS", "KINDS", "discounts", "gains", "ranked_ratings", "ndcg", "mrr",
     "evaluate", "summarize", "tie_profile", "compare_tie_rules", "benchmark",
 ]
 

@@ -9,7 +9,9 @@ folder ``<results_dir>/<dataset>/<method>/<key>/`` holding:
   such as ``ndcg@5``, ``ndcg@10``, ``mrr``, ``n_test``);
 - ``arrays.npz``: codes or vectors (e.g. ``user_codes``/``item_codes`` as
   packed ``uint64``, or ``user_vectors``/``item_vectors`` as ``float32``);
-- ``log.parquet`` (optional): the training log, one row per evaluation.
+- ``log.parquet`` (optional): the training trace, one row per logged step;
+- ``grid.parquet`` (tuned runs only): the tuning grid, one row per point
+  (see :func:`phdlib.training.tune`); each point is also a run of its own.
 
 ``key`` is a hash of (method, dataset, bits, seed, config, data fingerprint),
 so a run with the same inputs is found again instead of recomputed, and any
@@ -22,7 +24,6 @@ the per-user data directory of ``platformdirs``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,12 +31,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import __version__
+from .io import digest
+from .io import json_default as _json_default
 
 
 def results_dir() -> Path:
@@ -51,31 +53,10 @@ def results_dir() -> Path:
     return Path(platformdirs.user_data_dir("phdlib")) / "results"
 
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    if isinstance(o, (set, tuple)):
-        return list(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
 def run_key(method: str, dataset: str, bits: int, seed: int, config: dict, fingerprint: str) -> str:
     """Content key of a run: 16 hex digits of sha256 over its inputs."""
-    payload = _canonical(
-        {"method": method, "dataset": dataset, "bits": int(bits), "seed": int(seed),
-         "config": config, "fingerprint": fingerprint}
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return digest({"method": method, "dataset": dataset, "bits": int(bits), "seed": int(seed),
+                   "config": config, "fingerprint": fingerprint})
 
 
 @dataclass
@@ -93,6 +74,7 @@ class Run:
     wall_seconds: float
     arrays: dict = field(default_factory=dict)
     log: pd.DataFrame | None = None
+    grid: pd.DataFrame | None = None
     extra: dict = field(default_factory=dict)
     version: str = __version__
     created: str = ""
@@ -124,7 +106,12 @@ def run_path(method: str, dataset: str, key: str, root: Path | None = None) -> P
 
 
 def save(run: Run, root: Path | None = None) -> Path:
-    """Write ``run`` atomically; returns its folder. Replaces an older copy."""
+    """Write ``run`` atomically; returns its folder.
+
+    The files go into a temporary folder that is renamed into place; when a
+    complete run of the same key is already there (another process stored
+    the same inputs), that run is kept and the new copy discarded.
+    """
     dst = run_path(run.method, run.dataset, run.key, root)
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{run.key}.", dir=dst.parent))
@@ -136,13 +123,15 @@ def save(run: Run, root: Path | None = None) -> Path:
             np.savez_compressed(tmp / "arrays.npz", **run.arrays)
         if run.log is not None:
             run.log.to_parquet(tmp / "log.parquet", index=False)
-        if dst.exists():
-            old = dst.with_name(dst.name + ".old")
-            os.replace(dst, old)
-            os.replace(tmp, dst)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, dst)
+        if run.grid is not None:
+            run.grid.to_parquet(tmp / "grid.parquet", index=False)
+        try:
+            os.rename(tmp, dst)  # atomic; fails when another writer published the key first
+        except OSError:
+            if not (dst / "meta.json").is_file():
+                raise
+            # the same key means the same inputs: the run already published is kept
+            shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -162,11 +151,12 @@ def load(path: Path | str, arrays: bool = True) -> Run:
         with np.load(path / "arrays.npz") as z:
             arr = {k: z[k] for k in z.files}
     log = pd.read_parquet(path / "log.parquet") if (path / "log.parquet").is_file() else None
+    grid = pd.read_parquet(path / "grid.parquet") if (path / "grid.parquet").is_file() else None
     return Run(
         method=meta["method"], dataset=meta["dataset"], bits=meta["bits"], seed=meta["seed"],
         config=meta["config"], metrics=meta["metrics"],
         per_user=pd.read_parquet(path / "per_user.parquet"), fingerprint=meta["fingerprint"],
-        wall_seconds=meta["wall_seconds"], arrays=arr, log=log, extra=meta.get("extra", {}),
+        wall_seconds=meta["wall_seconds"], arrays=arr, log=log, grid=grid, extra=meta.get("extra", {}),
         version=meta["version"], created=meta["created"], path=path,
     )
 

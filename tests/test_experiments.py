@@ -1,15 +1,18 @@
-"""Experiment grids: expansion, resume from the store, failures, provenance, joblib and Dask."""
+"""Experiment grids: expansion, resume from the store, parallel tuning points, failures,
+provenance, joblib and Dask."""
 from __future__ import annotations
 
 import json
+import shutil
 import threading
+import types
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from phdlib import experiments as E
-from phdlib import methods, results
+from phdlib import methods, results, runner, training
+from phdlib.methods import ItemScoreModel, Method
 
 
 # ----------------------------------------------------------------- a fake method on a fake split
@@ -18,47 +21,55 @@ CALLS: list[tuple] = []
 _lock = threading.Lock()
 
 
-class _FakeDataset:
-    def __init__(self, name):
-        self.name = name
+def _ratings(n_users, n_items, seed):
+    rng = np.random.default_rng(seed)
+    user = np.repeat(np.arange(n_users), 4).astype(np.int32)
+    item = np.concatenate([rng.permutation(n_items)[:4] for _ in range(n_users)]).astype(np.int32)
+    return types.SimpleNamespace(user=user, item=item,
+                                 rating=rng.integers(1, 6, user.size).astype(np.float32))
 
 
 class _FakeSplit:
     def __init__(self, name, seed):
-        self.dataset = _FakeDataset(name)
+        self.dataset = types.SimpleNamespace(name=name, n_users=5, n_items=9)
         self.seed = seed
         self.fingerprint = f"fake-{name}-{seed}"
+        self.valid = _ratings(5, 9, 1)
+        self.test = _ratings(5, 9, 2)
 
 
-class _Fake:
+class _Fake(Method):
+    """Random item scores; ``fail`` raises; ``tune`` runs one point per ``lr_grid`` value."""
+
     name = "fake"
+    label = "Fake"
+    model = ItemScoreModel
 
     def defaults(self, dataset, bits):
         return {"lr": 0.1, "max_iterations": 100, "train_sampling": "stochastic",
-                "eval_sampling": "deterministic", "fail": False}
+                "eval_sampling": "deterministic", "fail": False, "tune": False,
+                "lr_grid": [0.1, 0.2, 0.3], "ties": "expected", "impl": 1}
 
-    def train(self, split, bits, seed, config, progress):
+    def grid(self, config, bits):
+        return [{"lr": lr, "tune": False} for lr in config["lr_grid"]] if config["tune"] else []
+
+    def fit(self, split, bits, seed, config, progress=False):
         with _lock:
             CALLS.append((split.dataset.name, bits, seed, tuple(sorted(config.items()))))
         if config["fail"]:
             raise RuntimeError("planned failure")
-        rng = np.random.default_rng(seed)
-        per_user = pd.DataFrame({"user": np.arange(5), "ndcg@10": rng.random(5)})
-        return results.Run(method="fake", dataset=split.dataset.name, bits=bits, seed=seed,
-                           config=config, metrics={"ndcg@10": float(per_user["ndcg@10"].mean())},
-                           per_user=per_user, fingerprint=split.fingerprint, wall_seconds=0.01)
-
-
-FAKE = _Fake()
+        rng = np.random.default_rng([seed, int(1000 * config["lr"])])
+        return ItemScoreModel(bits, {"item_scores": rng.random(split.dataset.n_items)})
 
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    monkeypatch.setitem(methods.REGISTRY, "fake", f"{__name__}:FAKE")
+    methods.register(_Fake())
     monkeypatch.setattr(E, "load_split", lambda ds, seed=0, data_dir=None: _FakeSplit(ds, seed))
     monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path))
     CALLS.clear()
-    return tmp_path
+    yield tmp_path
+    methods.unregister("fake")
 
 
 def test_grid_expands_product_and_dedups():
@@ -74,11 +85,15 @@ def test_plan_covers_every_part():
     g = E.plan("ml-1m", "full", seeds=2)
     cells = g.cells()
     methods_bits = {(c.method, c.bits) for c in cells}
-    for m in E.PAPER_METHODS + E.ADDITIONS:
+    for m in methods.names():
         assert (m, 32) in methods_bits and (m, 64) in methods_bits
+    assert {c.part for c in g.blocks} == set(E.PARTS) - {"protocol"}
     samp = [c for c in cells if "train_sampling" in c.overrides]
     assert len(samp) == 4 * 2 and {c.method for c in samp} == {"vh-phd"}
     assert {c.seed for c in cells} == {0, 1}
+    vh_only = E.plan("ml-1m", "quick", parts=["vh"]).cells()
+    assert {(c.method, c.bits) for c in vh_only} == {(m, b) for m in ("vh", "vh-phd") for b in (32, 64)}
+    assert all(c.overrides["tune"] is False for c in vh_only)
     with pytest.raises(ValueError, match="unknown part"):
         E.plan("ml-1m", parts=["tabel1"])
     with pytest.raises(ValueError, match="unknown profile"):
@@ -108,7 +123,6 @@ def test_run_grid_runs_only_missing_cells_and_records_provenance(fake):
     assert np.allclose(rep2["ndcg@10"].to_numpy(), rep["ndcg@10"].to_numpy())
     # "interruption": remove two runs; only those two are recomputed
     for p in list(rep["path"])[:2]:
-        import shutil
         shutil.rmtree(p)
     rep3 = E.run_grid(cells, jobs=1, progress=False, name="t")
     assert sorted(rep3["status"]) == ["ran"] * 2 + ["stored"] * 6 and len(CALLS) == 10
@@ -132,15 +146,11 @@ def test_failures_are_reported_after_other_cells_ran(fake):
     assert list(rep["status"]) == ["stored", "failed"]
 
 
-def test_unknown_override_and_unavailable_method(fake, monkeypatch):
+def test_unknown_override_and_unknown_method(fake):
     with pytest.raises(KeyError, match="no config key"):
         E.run_grid([E.Cell("d", "fake", 8, 0, (("nope", 1),))], progress=False)
-    monkeypatch.setitem(methods.REGISTRY, "ghost", "phdlib.no_such_module:X")
     with pytest.raises(methods.MethodNotAvailable, match="ghost"):
         E.run_grid([E.Cell("d", "ghost", 8)], progress=False)
-    rep = E.run_grid([E.Cell("d", "ghost", 8), E.Cell("d", "fake", 8)], progress=False,
-                     skip_unavailable=True)
-    assert list(rep["status"]) == ["unavailable", "ran"]
 
 
 def test_threads_backend_runs_cells_in_parallel(fake):
@@ -193,14 +203,48 @@ def test_cells_with_the_same_resolved_config_train_once(fake):
     assert rep["key"].nunique() == 1 and rep["path"].nunique() == 1
 
 
-def test_ensure_runs_the_plan_and_loads_runs(fake, monkeypatch):
-    monkeypatch.setattr(E, "PAPER_METHODS", ["fake"])
-    monkeypatch.setattr(E, "ADDITIONS", ["ghost"])
-    monkeypatch.setitem(methods.REGISTRY, "ghost", "phdlib.no_such_module:X")
-    runs, rep = E.ensure("d", "full", ["table1"], seeds=2, jobs=1, progress=False)
-    assert sorted(rep["status"]) == ["ran"] * 4 + ["unavailable"] * 4
+def test_ensure_runs_the_plan_and_loads_runs(fake):
+    runs, rep = E.ensure("d", "full", ["table1"], seeds=2, jobs=1, progress=False, methods_only=["fake"])
+    assert sorted(rep["status"]) == ["ran"] * 4
     assert {(c.bits, c.seed) for c in runs} == {(32, 0), (32, 1), (64, 0), (64, 1)}
     assert all(r.method == "fake" for r in runs.values())
+    runs2, rep2 = E.ensure("d", "full", ["table1"], seeds=2, progress=False, methods_only=["fake"])
+    assert sorted(rep2["status"]) == ["stored"] * 4 and len(CALLS) == 4
+
+
+# ----------------------------------------------------------------- tuning points as cells
+
+
+def test_grid_cells_expand_tunable_cells_into_their_points(fake):
+    cell = E.Cell("d", "fake", 8, 3, E.freeze({"tune": True, "lr_grid": [0.1, 0.4]}))
+    pts = runner.grid_cells([cell, E.Cell("d", "fake", 8)])  # the untuned cell has no points
+    assert [c.overrides["lr"] for c in pts] == [0.1, 0.4]
+    assert all(c.seed == training.TUNE_SEED and c.bits == 8 and c.overrides["tune"] is False for c in pts)
+    assert pts[0].overrides["lr_grid"] == (0.1, 0.4)  # lists are frozen to tuples
+    # real methods: VH tunes at tune_bits; MF's points share fits, so they stay whole
+    vh = runner.grid_cells([E.Cell("synthetic", "vh", 32)])
+    assert len(vh) == 4 and {c.bits for c in vh} == {64}
+    assert len(runner.grid_cells([E.Cell("synthetic", "dcf", 32)])) == 5
+    assert runner.grid_cells([E.Cell("synthetic", "mf", 32)]) == []
+
+
+def test_run_grid_trains_tuning_points_as_cells_then_assembles(fake):
+    over = E.freeze({"tune": True})
+    cells = [E.Cell("d", "fake", 8, 0, over), E.Cell("d", "fake", 8, 1, over)]
+    rep = E.run_grid(cells, jobs=1, progress=False, name="tuned")
+    # the report lists the cells asked for; the points ran before them
+    assert list(rep["cell"]) == cells and list(rep["status"]) == ["ran", "ran"]
+    assert len(CALLS) == 3 + 1  # three points at seed 0, the chosen point at seed 1
+    tuned = results.load(rep["path"][0])
+    assert len(tuned.grid) == 3 and tuned.grid["chosen"].sum() == 1
+    other = results.load(rep["path"][1])
+    assert other.extra["tuned_at"] == {"bits": 8, "seed": training.TUNE_SEED}
+    assert other.extra["chosen"] == tuned.extra["chosen"]
+    m = json.loads(next((fake / "_grids").glob("tuned-*.json")).read_text())
+    assert len(m["cells"]) == 2 + 3  # the manifest records the points too
+    assert len(results.index(fake)) == 3 + 1 + 1 + 1  # points, tuned, chosen point at seed 1, its run
+    rep2 = E.run_grid(cells, jobs=1, progress=False, name="tuned")
+    assert list(rep2["status"]) == ["stored", "stored"] and len(CALLS) == 4
 
 
 # ----------------------------------------------------------------- the real thing, small and fast

@@ -1,12 +1,9 @@
-"""The results store and the method registry: keys, atomic writes, reuse."""
-import sys
-import types
-
+"""The results store: keys, atomic writes, round trips (with the tuning grid), the index."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import methods, results
+from phdlib import results
 
 
 def _run(**kw):
@@ -59,38 +56,31 @@ def test_load_rejects_a_folder_without_meta(tmp_path):
         results.load(tmp_path)
 
 
-@pytest.fixture
-def toy_method(monkeypatch):
-    calls = []
-
-    class Toy:
-        name = "toy"
-
-        def defaults(self, dataset, bits):
-            return {"lr": 0.1, "epochs": 2}
-
-        def train(self, split, bits, seed, config, progress):
-            calls.append(config)
-            return _run(config=config, seed=seed, bits=bits, fingerprint=split.fingerprint)
-
-    mod = types.ModuleType("phd_toy_method")
-    mod.TOY = Toy()
-    monkeypatch.setitem(sys.modules, "phd_toy_method", mod)
-    monkeypatch.setitem(methods.REGISTRY, "toy", "phd_toy_method:TOY")
-    return calls
+def test_grid_and_extra_round_trip(tmp_path):
+    grid = pd.DataFrame({"lr": [0.1, 0.2], "blocks": ["[8]", "[16]"], "train_seconds": [0.5, 0.25],
+                         "valid_ndcg@10": [0.4, 0.6], "test_ndcg@10": [0.3, 0.5], "chosen": [False, True]})
+    r = _run(grid=grid, extra={"chosen": {"lr": 0.2}, "label": "Toy", "anchors": [1, 2]})
+    back = results.load(results.save(r, root=tmp_path))
+    pd.testing.assert_frame_equal(back.grid, grid)
+    assert back.extra == r.extra and back.key == r.key
+    # a run without a grid or a log loads with None
+    plain = results.load(results.save(_run(seed=3, log=None), root=tmp_path))
+    assert plain.grid is None and plain.log is None
+    # arrays are optional on loading
+    assert results.load(plain.path, arrays=False).arrays == {}
 
 
-def test_methods_run_reuses_the_store(tmp_path, toy_method):
-    split = types.SimpleNamespace(dataset=types.SimpleNamespace(name="synthetic"), fingerprint="abc")
-    a = methods.run("toy", split, 8, seed=0, root=tmp_path, progress=False)
-    b = methods.run("toy", split, 8, seed=0, root=tmp_path, progress=False)
-    assert len(toy_method) == 1 and a.key == b.key
-    methods.run("toy", split, 8, seed=0, overrides={"lr": 0.2}, root=tmp_path, progress=False)
-    assert len(toy_method) == 2 and toy_method[-1] == {"lr": 0.2, "epochs": 2}
-    with pytest.raises(KeyError, match="has no config key 'momentum'"):
-        methods.run("toy", split, 8, overrides={"momentum": 0.9}, root=tmp_path)
+def test_save_keeps_the_run_already_published(tmp_path):
+    """The same key means the same inputs: a second writer's copy is discarded, nothing is left over."""
+    results.save(_run(metrics={"ndcg@10": 0.1}), root=tmp_path)
+    path = results.save(_run(metrics={"ndcg@10": 0.2}), root=tmp_path)
+    assert results.load(path).metrics == {"ndcg@10": 0.1}
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
 
 
-def test_unknown_or_missing_methods_are_named():
-    with pytest.raises(methods.MethodNotAvailable, match="unknown method 'nope'"):
-        methods.get("nope")
+def test_results_dir_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "r"))
+    assert results.results_dir() == (tmp_path / "r").resolve()
+    r = _run()
+    assert results.save(r) == (tmp_path / "r").resolve() / "synthetic" / "toy" / r.key
+    assert results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc") is not None

@@ -22,8 +22,7 @@ def _reproduce(args) -> int:
         t0 = time.perf_counter()
         report = experiments.run_grid(
             cells, jobs=args.jobs, data_dir=args.data_dir, progress=not args.json or args.progress,
-            errors="record", skip_unavailable=args.skip_unavailable,
-            name=f"reproduce-{args.dataset}-{args.profile}")
+            errors="record", name=f"reproduce-{args.dataset}-{args.profile}")
         wall = time.perf_counter() - t0
     except (methods.MethodNotAvailable, KeyError, ValueError, FileNotFoundError) as exc:
         return fail(str(exc).strip("'\""))
@@ -60,8 +59,6 @@ def register(sub) -> None:
     p.add_argument("--part", action="append", choices=PARTS,
                    help="only the cells of this part; repeatable (default: all)")
     p.add_argument("--method", action="append", help="only this method; repeatable")
-    p.add_argument("--skip-unavailable", action="store_true",
-                   help="report methods missing from this build instead of failing")
     p.add_argument("--progress", action="store_true", help="progress bar even with --json")
     add_json_flag(p)
     p.set_defaults(func=_reproduce)

@@ -23,12 +23,12 @@ def _overrides(args) -> dict:
 
 
 def _train(args) -> int:
-    from .. import data, methods
+    from .. import data, methods, training
 
     try:
         overrides = _overrides(args)
         split = data.load_split(args.dataset, seed=args.split_seed, data_dir=args.data_dir)
-        run = methods.run(args.method, split, args.bits, seed=args.seed, overrides=overrides,
+        run = training.run(args.method, split, args.bits, seed=args.seed, overrides=overrides,
                           reuse=not args.no_cache, progress=not args.json and sys.stderr.isatty() or args.progress)
     except (methods.MethodNotAvailable, KeyError, ValueError, FileNotFoundError) as exc:
         return fail(str(exc).strip("'\""))

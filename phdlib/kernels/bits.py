@@ -108,36 +108,23 @@ def phd_xor_and_scan(query, codes, out):
         out[r] = s
 
 
-@nb.njit(parallel=True, cache=True)
-def hamming_batch(queries, codes, out):
-    """Hamming distances, all queries against all codes.
-
-    queries: uint64 (q, w); codes: uint64 (n, w); out: int32 (q, n), written.
-    Parallel over queries.
-    """
-    nq = queries.shape[0]
-    for a in nb.prange(nq):
-        hamming_scan(queries[a], codes, out[a])
+#: The ``op`` codes of :func:`scan_batch`.
+HAMMING, AND, PHD_XOR_AND = 0, 1, 2
 
 
 @nb.njit(parallel=True, cache=True)
-def and_batch(queries, codes, out):
-    """popcount(q AND c) for all pairs; PHD when ``codes`` are stored NOT.
+def scan_batch(op, queries, codes, out):
+    """All queries against all codes, parallel over queries.
 
-    queries: uint64 (q, w); codes: uint64 (n, w); out: int32 (q, n), written.
-    Parallel over queries.
+    op: :data:`HAMMING` (:func:`hamming_scan`), :data:`AND`
+    (:func:`and_scan`: PHD when ``codes`` are stored NOT) or
+    :data:`PHD_XOR_AND` (:func:`phd_xor_and_scan`). queries: uint64 (q, w);
+    codes: uint64 (n, w); out: int32 (q, n), written.
     """
-    nq = queries.shape[0]
-    for a in nb.prange(nq):
-        and_scan(queries[a], codes, out[a])
-
-
-@nb.njit(parallel=True, cache=True)
-def phd_xor_and_batch(queries, codes, out):
-    """PHD in the XOR-AND form for all pairs (items not negated).
-
-    queries: uint64 (q, w); codes: uint64 (n, w); out: int32 (q, n), written.
-    """
-    nq = queries.shape[0]
-    for a in nb.prange(nq):
-        phd_xor_and_scan(queries[a], codes, out[a])
+    for a in nb.prange(queries.shape[0]):
+        if op == HAMMING:
+            hamming_scan(queries[a], codes, out[a])
+        elif op == AND:
+            and_scan(queries[a], codes, out[a])
+        else:
+            phd_xor_and_scan(queries[a], codes, out[a])

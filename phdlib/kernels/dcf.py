@@ -40,6 +40,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .linalg import solve_spd
+
 
 @nb.njit(cache=True, parallel=True)
 def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
@@ -153,18 +155,7 @@ def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin
         rhs = A.T @ y
         for k in range(r):
             rhs[k] += lin[u, k]
-        # G is symmetric positive definite (lam > 0): Cholesky, then two triangular solves
-        L = np.linalg.cholesky(G)
-        for k in range(r):
-            acc = rhs[k]
-            for q in range(k):
-                acc -= L[k, q] * rhs[q]
-            rhs[k] = acc / L[k, k]
-        for k in range(r - 1, -1, -1):
-            acc = rhs[k]
-            for q in range(k + 1, r):
-                acc -= L[q, k] * rhs[q]
-            rhs[k] = acc / L[k, k]
+        solve_spd(G, rhs)  # symmetric positive definite (lam > 0)
         out[u, :] = rhs
 
 

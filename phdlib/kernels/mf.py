@@ -10,12 +10,23 @@ the user step, items for the item step):
 
 Factor matrices are float64 C-contiguous ``(n, dim)`` and are updated in
 place. Everything here is deterministic; the randomness (initialisation) is in
-:mod:`phdlib.baselines.mf`.
+:mod:`phdlib.methods.mf`.
 """
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
+
+from .linalg import solve_spd
+
+
+@nb.njit(cache=True, inline="always")
+def row_dot(A, a, B, b):
+    """``<A[a], B[b]>`` summed in index order (float64 accumulator)."""
+    acc = 0.0
+    for k in range(A.shape[1]):
+        acc += A[a, k] * B[b, k]
+    return acc
 
 
 @nb.njit(cache=True)
@@ -39,50 +50,13 @@ def sgd_pass(indptr, cols, vals, P, Q, lr, reg):
     for u in range(n_rows):
         for t in range(indptr[u], indptr[u + 1]):
             j = cols[t]
-            pred = 0.0
-            for k in range(dim):
-                pred += P[u, k] * Q[j, k]
-            e = vals[t] - pred
+            e = vals[t] - row_dot(P, u, Q, j)
             sse += e * e
             for k in range(dim):
                 P[u, k] += lr * (2.0 * e * Q[j, k] - reg * P[u, k])
             for k in range(dim):
                 Q[j, k] += lr * (2.0 * e * P[u, k] - reg * Q[j, k])
     return sse
-
-
-@nb.njit(cache=True)
-def _cholesky_solve(A, b, x):
-    """Solve ``A x = b`` for symmetric positive definite ``A`` (d, d), in place.
-
-    ``A`` is overwritten with its Cholesky factor; ``x`` (d,) receives the
-    solution. Returns False if ``A`` is not numerically positive definite.
-    """
-    d = A.shape[0]
-    for i in range(d):
-        for j in range(i + 1):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            if i == j:
-                if s <= 0.0:
-                    return False
-                A[i, i] = np.sqrt(s)
-            else:
-                A[i, j] = s / A[j, j]
-    # forward: L y = b
-    for i in range(d):
-        s = b[i]
-        for k in range(i):
-            s -= A[i, k] * x[k]
-        x[i] = s / A[i, i]
-    # backward: L^T x = y
-    for i in range(d - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, d):
-            s -= A[k, i] * x[k]
-        x[i] = s / A[i, i]
-    return True
 
 
 @nb.njit(cache=True)
@@ -98,14 +72,12 @@ def als_half_step(indptr, cols, vals, fixed, out, reg, weighted):
 
     indptr: int64 (n_rows + 1,); cols: int32 (nnz,); vals: float64 (nnz,);
     fixed: float64 (n_cols, dim); out: float64 (n_rows, dim), written;
-    reg: float > 0; weighted: bool. Returns the number of rows whose system
-    was not positive definite (0 unless ``reg`` is 0); those rows are zeroed.
+    reg: float > 0; weighted: bool. Returns 0 (a system that is not positive
+    definite, possible only with ``reg = 0``, raises ``LinAlgError``).
     """
     n_rows, dim = out.shape
     A = np.empty((dim, dim))
     b = np.empty(dim)
-    x = np.empty(dim)
-    failed = 0
     for u in range(n_rows):
         lo = indptr[u]
         hi = indptr[u + 1]
@@ -114,10 +86,8 @@ def als_half_step(indptr, cols, vals, fixed, out, reg, weighted):
                 out[u, k] = 0.0
             continue
         lam = reg * (hi - lo) if weighted else reg
-        for a in range(dim):
-            b[a] = 0.0
-            for c in range(a + 1):
-                A[a, c] = 0.0
+        A[:, :] = 0.0
+        b[:] = 0.0
         for t in range(lo, hi):
             j = cols[t]
             r = vals[t]
@@ -128,16 +98,12 @@ def als_half_step(indptr, cols, vals, fixed, out, reg, weighted):
                     A[a, c] += fa * fixed[j, c]
         for a in range(dim):
             A[a, a] += lam
-            for c in range(a + 1, dim):  # the solver reads the lower triangle only
-                A[a, c] = 0.0
-        if _cholesky_solve(A, b, x):
-            for k in range(dim):
-                out[u, k] = x[k]
-        else:
-            failed += 1
-            for k in range(dim):
-                out[u, k] = 0.0
-    return failed
+            for c in range(a + 1, dim):
+                A[a, c] = A[c, a]
+        solve_spd(A, b)
+        for k in range(dim):
+            out[u, k] = b[k]
+    return 0
 
 
 @nb.njit(cache=True)
@@ -147,15 +113,9 @@ def squared_error(rows, cols, vals, P, Q):
     rows, cols: int32 (nnz,); vals: float64 (nnz,); P: (n_rows, dim),
     Q: (n_cols, dim) float32 or float64. Returns float64.
     """
-    dim = P.shape[1]
     s = 0.0
     for t in range(rows.shape[0]):
-        u = rows[t]
-        j = cols[t]
-        pred = 0.0
-        for k in range(dim):
-            pred += P[u, k] * Q[j, k]
-        e = vals[t] - pred
+        e = vals[t] - row_dot(P, rows[t], Q, cols[t])
         s += e * e
     return s
 
@@ -168,13 +128,7 @@ def pair_scores(rows, cols, P, Q):
     float64. Returns float64 (n,).
     """
     n = rows.shape[0]
-    dim = P.shape[1]
     out = np.empty(n)
     for t in range(n):
-        u = rows[t]
-        j = cols[t]
-        s = 0.0
-        for k in range(dim):
-            s += P[u, k] * Q[j, k]
-        out[t] = s
+        out[t] = row_dot(P, rows[t], Q, cols[t])
     return out

@@ -206,13 +206,10 @@ def batch_tiled(op, queries, codes, out):
     Each tile of ``TILE`` codes is read from memory once and scored against
     all queries while it sits in cache; parallel over tiles.
     """
-    n = codes.shape[0]
+    n, nq = codes.shape[0], queries.shape[0]
     flat = flat_view(codes)
-    nq = queries.shape[0]
-    nt = (n + TILE - 1) // TILE
-    for t in nb.prange(nt):
-        lo = t * TILE
-        hi = min(lo + TILE, n)
+    for t in nb.prange((n + TILE - 1) // TILE):
+        lo, hi = t * TILE, min(t * TILE + TILE, n)
         for a in range(nq):
             range_dist(op, queries[a], codes, flat, lo, hi, out[a])
 

@@ -6,7 +6,7 @@ A user's (item's) code is ``K`` blocks of DCF-style ±1 codes, block ``b`` of
     s_ui ~ sum_b w_u,b * w_i,b * <b_u,b, d_i,b>
 
 and ranks a user's items by that score (larger first). The codes are trained
-as in DCF (:func:`phdlib.baselines.dcf.fit_blocks`: discrete coordinate
+as in DCF (:func:`phdlib.methods.blocks.fit_blocks`: discrete coordinate
 descent bit by bit, block after block, each block fitting the residual of the
 others, with its own balance/decorrelation surrogate). The weights are fixed
 before training, as in the reference MATLAB code (3140102441/CCCF,
@@ -36,6 +36,7 @@ import itertools
 import numpy as np
 
 from . import dcf as _dcf
+from .base import BlockCodeModel, Method
 
 __all__ = ["layouts", "layout_cost", "kmedoids", "anchor_weights", "block_weights", "CCCF",
            "CCCFMethod", "BLOCK_SIZES", "WEIGHT_BITS"]
@@ -132,15 +133,15 @@ def anchor_weights(Z: np.ndarray, anchors: np.ndarray, width: float = 0.7) -> np
 def block_weights(split, K: int, config: dict, seed: int = 0):
     """(Wu (n_users, K), Wi (n_items, K), info) from the MF named by ``config``.
 
-    config keys: ``weights`` ("mf-sgd": :func:`phdlib.baselines.mf.fit_sgd`
-    with ``mf_lr``, ``mf_reg``, ``mf_passes``; "mf-als":
-    :func:`phdlib.baselines.mf.fit_als` with ``mf_reg``, ``mf_passes`` as
+    config keys: ``weights`` ("mf-sgd": :func:`phdlib.methods.mf.fit_sgd`
+    with ``mf_lr``, ``mf_reg``, ``mf_epochs``; "mf-als":
+    :func:`phdlib.methods.mf.fit_als` with ``mf_reg``, ``mf_epochs`` as
     epochs; "uniform": all ``1/K``), ``mf_dim`` (latent size), ``mf_center``
     (subtract the mean vector before the cosine), ``width`` (kernel width),
     ``weight_dtype`` ("float16": weights rounded to the 16 bits counted).
     With ``K = 1`` the weight is 1 (no weight is stored or counted).
     """
-    from . import mf as _mf
+    from . import mf_methods as _mf
 
     ds = split.dataset
     info = {}
@@ -152,7 +153,7 @@ def block_weights(split, K: int, config: dict, seed: int = 0):
     elif src in ("mf-sgd", "mf-als"):
         alg = "sgd" if src == "mf-sgd" else "als"
         opts = {"lr": float(config["mf_lr"]), "init": "uniform01"} if alg == "sgd" else {}
-        passes = int(config["mf_passes"])
+        passes = int(config["mf_epochs"])
         path = _mf.fit_path(alg, split, int(config["mf_dim"]), seed, float(config["mf_reg"]),
                             [passes], **opts)
         P, Q = (np.asarray(a, dtype=np.float64) for a in path[passes][:2])
@@ -175,7 +176,7 @@ def block_weights(split, K: int, config: dict, seed: int = 0):
     return Wu, Wi, info
 
 
-class CCCFMethod:
+class CCCFMethod(Method):
     """Registry method ``cccf`` (see :mod:`phdlib.methods`).
 
     Config:
@@ -189,34 +190,39 @@ class CCCFMethod:
       ``alpha_grid`` value (``beta = alpha``) as its own stored run and keeps
       the best validation NDCG@10;
     - ``weights``, ``mf_dim`` (None: the largest block, as the reference's
-      ``MF(Train, r)``), ``mf_lr``, ``mf_reg``, ``mf_passes``, ``mf_center``,
+      ``MF(Train, r)``), ``mf_lr``, ``mf_reg``, ``mf_epochs``, ``mf_center``,
       ``width``, ``weight_dtype``: see :func:`block_weights`;
     - ``init``: "random" (the reference's default) or "relaxed"
       (``CCCF_init.m``: ridge ``alpha |u|^2``, ``init_count_weighted=False``,
       linear term ``2 alpha X``, ``init_x_factor=2``);
-    - ``max_iter`` (10), ``max_sweeps`` (10), ``tol`` (1e-7): the reference's
+    - ``max_iterations`` (10), ``max_sweeps`` (10), ``tol`` (1e-7): the reference's
       caps and its stopping rule on the objective's decrease;
     - ``ties``: tie rule of the evaluation.
     """
 
     name = "cccf"
     label = "CCCF"
+    description = "compositional coding for collaborative filtering (Liu et al. 2019)"
+    model, ranks_by = BlockCodeModel, "score"   # weighted blocks: a real-valued score
+    learns_codes = in_paper = True
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"blocks": [int(bits)], "alpha": 1e-3, "beta": 1e-3,
                 "tune": True, "alpha_grid": [1e-3, 1e-2, 1e-1], "layouts": None,
                 "weights": "mf-sgd", "mf_dim": None, "mf_lr": 0.001, "mf_reg": 0.01,
-                "mf_passes": 10, "mf_center": False, "width": 0.7, "weight_dtype": "float16",
-                "init": "random", "init_max_iter": 10, "init_tol": 1e-7, "init_x_factor": 2.0,
-                "init_count_weighted": False, "max_iter": 10, "max_sweeps": 10, "tol": 1e-7,
-                "ties": "expected", "impl": _dcf.IMPL}
+                "mf_epochs": 10, "mf_center": False, "width": 0.7, "weight_dtype": "float16",
+                "init": "random", "init_max_iterations": 10, "init_tol": 1e-7,
+                "init_x_factor": 2.0, "init_count_weighted": False, "max_iterations": 10,
+                "max_sweeps": 10, "tol": 1e-7, "ties": "expected", "impl": _dcf.IMPL}
 
-    def train(self, split, bits, seed, config, progress=False):
-        if config["tune"]:
-            lays = config["layouts"] if config["layouts"] is not None else layouts(int(bits))
-            points = [{"blocks": list(map(int, lay)), "alpha": float(a), "beta": float(a)}
-                      for lay in lays for a in config["alpha_grid"]]
-            return _dcf.grid_search(self, split, bits, seed, config, points, progress)
+    def grid(self, config: dict, bits: int) -> list[dict]:
+        if not config["tune"]:
+            return []
+        lays = config["layouts"] if config["layouts"] is not None else layouts(int(bits))
+        return [{"blocks": list(map(int, lay)), "alpha": float(a), "beta": float(a), "tune": False}
+                for lay in lays for a in config["alpha_grid"]]
+
+    def fit(self, split, bits, seed, config, progress=False) -> BlockCodeModel:
         sizes = [int(s) for s in config["blocks"]]
         cost = layout_cost(sizes)
         if cost > bits:
@@ -226,11 +232,15 @@ class CCCFMethod:
         cfg = dict(config)
         if cfg["mf_dim"] is None:
             cfg["mf_dim"] = max(sizes)
-        Wu, Wi, info = block_weights(split, K, cfg, seed)
-        scale = sum(sizes) / K**2
-        return _dcf.train_point(self.name, split, bits, seed, config, sizes, Wu, Wi, kind="score",
-                                progress=progress, extra={"weights": info, "cost_bits": cost},
-                                scale=scale)
+        Wu, Wi, winfo = block_weights(split, K, cfg, seed)
+        model, info = _dcf.fit_point(split, bits, seed, config, sizes, Wu, Wi,
+                                     scale=sum(sizes) / K**2, progress=progress)
+        arrays = _dcf.packed(model)
+        if K > 1:
+            arrays.update(user_weights=model.Wu.astype(np.float32),
+                          item_weights=model.Wi.astype(np.float32), block_starts=model.starts)
+        info.update(cost_bits=cost, **{f"weights_{k}": v for k, v in winfo.items()})
+        return BlockCodeModel(int(bits), arrays, "score", _dcf.block_log(model), info)
 
 
 #: The registry entry ``cccf``.

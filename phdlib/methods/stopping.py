@@ -1,6 +1,6 @@
 """The training budget: evaluation interval, patience, and when stopping may start.
 
-One rule for every model trained by :mod:`phdlib.models.vh`: evaluate on the
+One rule for every model trained by :mod:`phdlib.methods.vh`: evaluate on the
 validation split every ``eval_every`` iterations; an evaluation that does not
 improve the best validation score so far counts against ``patience``; training
 stops when ``patience`` evaluations in a row did not improve, but never before

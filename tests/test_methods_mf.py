@@ -1,10 +1,12 @@
-"""MF by SGD (the paper's) and by ALS (ours), MFmean / MFmedian codes."""
+"""MF by SGD (the paper's) and by ALS (ours), MFmean / MFmedian codes, and the MF methods."""
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from phdlib.baselines import mf
+from phdlib import codes as C
+from phdlib import results, training
+from phdlib.methods import mf, mf_methods
 
 
 def _ratings(n_users=30, n_items=20, density=0.4, seed=0, dim=3):
@@ -102,7 +104,7 @@ def test_bad_input_is_named():
     tr, nu, ni = _ratings()
     bad = SimpleNamespace(user=tr.user.copy(), item=tr.item, rating=tr.rating)
     bad.user[0] = nu
-    with pytest.raises(ValueError, match="train.user holds id"):
+    with pytest.raises(ValueError, match="train.user id .* outside"):
         mf.fit_sgd(bad, nu, ni, dim=2, reg=0.1, epochs=1)
     with pytest.raises(ValueError, match="reg > 0"):
         mf.fit_als(tr, nu, ni, dim=2, reg=0.0, epochs=1)
@@ -155,8 +157,9 @@ def test_mfmean_codes_are_balanced_per_bit(scope):
         assert np.all(bs.mean(0) > 0.8) and np.all(bt.mean(0) < 0.2)
 
 
-def test_pair_hamming_matches_unpacked_codes():
-    from phdlib import codes as C
+def test_packed_binarised_codes_rank_by_hamming_of_the_bits():
+    """MFmean/MFmedian codes packed as the methods store them give the bits' Hamming distances."""
+    from phdlib.methods import CodeModel
 
     rng = np.random.default_rng(0)
     for m in (32, 64, 100):
@@ -164,8 +167,8 @@ def test_pair_hamming_matches_unpacked_codes():
         V = rng.random((7, m)) < 0.5
         u = rng.integers(0, 9, 50)
         i = rng.integers(0, 7, 50)
-        d = mf.pair_hamming(C.pack(U, "bool").words, C.pack(V, "bool").words, u, i)
-        np.testing.assert_array_equal(d, (U[u] != V[i]).sum(1))
+        model = CodeModel(m, {"user_codes": C.pack(U, "bool").words, "item_codes": C.pack(V, "bool").words})
+        np.testing.assert_array_equal(model.pairs(u, i), (U[u] != V[i]).sum(1))
 
 
 def test_binarize_rejects_bad_arguments():
@@ -180,49 +183,86 @@ def test_binarize_rejects_bad_arguments():
 
 # --------------------------------------------------------------------------- the registry methods
 
-def _tiny_split():
-    from phdlib.data.tables import Dataset, Ratings, Split
 
-    tr, nu, ni = _ratings(n_users=40, n_items=25, density=0.5, seed=2)
-    rng = np.random.default_rng(5)
-    part = rng.integers(0, 3, len(tr.user))  # 0 train, 1 valid, 2 test
-    R = Ratings(tr.user, tr.item, tr.rating)
-    ds = Dataset("tiny", R, n_users=nu, n_items=ni, rating_scale=(1.0, 5.0), user_ids=np.arange(nu),
-                 item_ids=np.arange(ni), fingerprint="tiny", synthetic=True)
-    return Split(ds, R.take(part == 0), R.take(part == 1), R.take(part == 2), 0, "tinysplit")
+def test_fit_path_reads_a_fit_at_every_checkpoint(synthetic_split):
+    """Grid points of one reg share a fit: its factors after n epochs are those of a fit of n epochs."""
+    sp, ds = synthetic_split, synthetic_split.dataset
+    path = mf_methods.fit_path("sgd", sp, 8, 0, 0.1, [2, 5], lr=0.001, init="uniform01")
+    assert sorted(path) == [2, 5] and path[2][2] <= path[5][2]
+    for ep in (2, 5):
+        P, Q = mf.fit_sgd(sp.train, ds.n_users, ds.n_items, 8, 0.1, ep, seed=0)
+        np.testing.assert_array_equal(path[ep][0], P)
+        np.testing.assert_array_equal(path[ep][1], Q)
+    assert mf_methods.fit_path("sgd", sp, 8, 0, 0.1, [5], lr=0.001, init="uniform01") is path  # memoised
+    with pytest.raises(ValueError, match="checkpoints"):
+        mf_methods.fit_path("sgd", sp, 8, 0, 0.1, [0])
+    with pytest.raises(ValueError, match="algorithm"):
+        mf_methods.fit_path("svd", sp, 8, 0, 0.1, [1])
 
 
-def test_mf_method_chooses_on_validation_and_stores_vectors():
-    sp = _tiny_split()
-    cfg = dict(mf.MF.defaults("tiny", 8), reg_grid=[0.1, 1.0], passes_grid=[2, 5])
-    run = mf.MF.train(sp, 8, 0, cfg, progress=False)
-    log = run.log
-    assert len(log) == 4 and log["chosen"].sum() == 1
-    best = log.loc[log["valid_ndcg@10"].idxmax()]
-    assert bool(best["chosen"]) and run.metrics["reg"] == best["reg"]
+def _best(grid):
+    """The row tuning must choose: the first maximum of the validation NDCG@10."""
+    best = grid.iloc[int(np.argmax(grid["valid_ndcg@10"].to_numpy()))]
+    assert bool(best["chosen"]) and grid["chosen"].sum() == 1
+    return best
+
+
+def test_mf_method_chooses_on_validation_and_stores_vectors(synthetic_split, tmp_path):
+    sp, ds = synthetic_split, synthetic_split.dataset
+    run = training.run("mf", sp, 8, 0, {"reg_grid": [0.1, 1.0], "epochs_grid": [2, 5]},
+                       root=tmp_path, progress=False)
+    assert len(run.grid) == 4 and run.log is not None
+    best = _best(run.grid)
+    assert run.extra["chosen"] == {"reg": best["reg"], "epochs": best["epochs"]}
     assert run.metrics["ndcg@10"] == pytest.approx(best["test_ndcg@10"])
-    assert run.arrays["user_vectors"].shape == (40, 8) and run.arrays["item_vectors"].dtype == np.float32
+    assert run.metrics["valid_ndcg@10"] == pytest.approx(best["valid_ndcg@10"])
+    assert run.arrays["user_vectors"].shape == (ds.n_users, 8)
+    assert run.arrays["item_vectors"].dtype == np.float32
     # the stored vectors are those of a fresh fit at the chosen point
-    P, Q = mf.fit_sgd(sp.train, 40, 25, 8, float(best["reg"]), int(best["passes"]), seed=0)
+    P, Q = mf.fit_sgd(sp.train, ds.n_users, ds.n_items, 8, float(best["reg"]), int(best["epochs"]), seed=0)
     np.testing.assert_array_equal(run.arrays["user_vectors"], P)
+    np.testing.assert_array_equal(run.arrays["item_vectors"], Q)
+    assert len(results.index(tmp_path)) == 4 + 1  # every point, and the tuned run
 
 
-@pytest.mark.parametrize("method", [mf.MF_MEAN, mf.MF_MEDIAN])
-def test_binarized_mf_methods_choose_on_validation_and_store_packed_codes(method):
-    from phdlib import codes as C
+def test_mf_als_method_single_point(synthetic_split):
+    sp, ds = synthetic_split, synthetic_split.dataset
+    run = training.run("mf-als", sp, 6, 0, {"tune": False, "epochs": 3, "reg": 0.1},
+                       store=False, reuse=False, progress=False)
+    assert run.grid is None and "chosen" not in run.extra
+    P, Q = mf.fit_als(sp.train, ds.n_users, ds.n_items, 6, 0.1, 3, seed=0, weighted=True, init_scale=0.1)
+    np.testing.assert_array_equal(run.arrays["user_vectors"], P)
+    assert run.log["epoch"].tolist() == [3] and run.metrics["train_seconds"] >= 0
 
-    sp = _tiny_split()
-    cfg = dict(method.defaults("tiny", 8), reg_grid=[0.1, 1.0], passes_grid=[2, 5])
-    run = method.train(sp, 8, 0, cfg, progress=False)
-    log = run.log
-    assert len(log) == 2 * 2 * 2 and log["chosen"].sum() == 1
-    best = log.loc[log["valid_ndcg@10"].idxmax()]
-    assert bool(best["chosen"]) and run.metrics["scope"] == best["scope"]
-    P, Q = mf.fit_sgd(sp.train, 40, 25, 8, float(best["reg"]), int(best["passes"]), seed=0)
-    bu, bi, _, _ = mf.binarize(P, Q, method.threshold, best["scope"])
-    assert run.arrays["user_codes"].dtype == np.uint64 and run.arrays["user_codes"].shape == (40, 1)
+
+@pytest.mark.parametrize("name", ["mf-mean", "mf-median"])
+def test_binarized_mf_methods_choose_on_validation_and_store_packed_codes(name, synthetic_split, tmp_path):
+    sp, ds = synthetic_split, synthetic_split.dataset
+    method = mf_methods.MF_MEAN if name == "mf-mean" else mf_methods.MF_MEDIAN
+    run = training.run(name, sp, 8, 0, {"reg_grid": [0.1, 1.0], "epochs_grid": [2, 5]},
+                       root=tmp_path, progress=False)
+    assert len(run.grid) == 2 * 2 * 2 and set(run.grid["scope"]) == set(mf.SCOPES)
+    best = _best(run.grid)
+    assert run.extra["chosen"]["scope"] == best["scope"]
+    P, Q = mf.fit_sgd(sp.train, ds.n_users, ds.n_items, 8, float(best["reg"]), int(best["epochs"]), seed=0)
+    bu, bi, tu, ti = mf.binarize(P, Q, method.threshold, best["scope"])
+    assert run.arrays["user_codes"].dtype == np.uint64 and run.arrays["user_codes"].shape == (ds.n_users, 1)
     np.testing.assert_array_equal(run.arrays["user_codes"], C.pack(bu, "bool").words)
     np.testing.assert_array_equal(run.arrays["item_codes"], C.pack(bi, "bool").words)
-    # tune=False: the single configured point
-    fixed = method.train(sp, 8, 0, dict(cfg, tune=False, reg=1.0, passes=5, scope="joint"))
-    assert len(fixed.log) == 1 and fixed.metrics["scope"] == "joint"
+    np.testing.assert_array_equal(run.arrays["user_thresholds"], tu)
+    assert run.metrics["user_ones"] == pytest.approx(bu.mean())
+    # tune=False: the single configured point, no grid
+    fixed = training.run(name, sp, 8, 0, {"tune": False, "reg": 1.0, "epochs": 5, "scope": "joint"},
+                         root=tmp_path, progress=False)
+    assert fixed.grid is None and fixed.config["scope"] == "joint" and "chosen" not in fixed.extra
+    bad = dict(fixed.config, scope="both")
+    with pytest.raises(ValueError, match="scope"):
+        method.fit(sp, 8, 0, bad)
+
+
+def test_binarization_variants_reads_every_threshold_and_scope(synthetic_split):
+    sp, ds = synthetic_split, synthetic_split.dataset
+    P, Q = mf.fit_sgd(sp.train, ds.n_users, ds.n_items, 8, 0.1, 3, seed=0)
+    t = mf_methods.binarization_variants(sp, {"sgd": (P, Q)})
+    assert len(t) == len(mf.THRESHOLDS) * len(mf.SCOPES)
+    assert t[["valid_ndcg@10", "test_ndcg@10", "test_mrr"]].apply(lambda c: c.between(0, 1).all()).all()

@@ -1,10 +1,11 @@
-"""Sanity baselines on hand-made data: the exact metrics by hand."""
+"""Sanity baselines on hand-made data: the exact metrics by hand, through ``training.run``."""
 import math
 
 import numpy as np
 import pytest
 
-from phdlib.baselines import sanity
+from phdlib import training
+from phdlib.methods import ItemScoreModel, sanity
 from phdlib.data.tables import Dataset, Ratings, Split
 
 
@@ -39,24 +40,29 @@ DISC = [1 / math.log2(i + 2) for i in range(5)]
 IDCG = _dcg([31, 7, 1], DISC)
 
 
+def _run(name):
+    return training.run(name, _split(), 64, 0, store=False, reuse=False, progress=False)
+
+
 def test_item_mean_ranks_by_training_mean():
-    r = sanity.ITEM_MEAN.train(_split(), 64, 0, sanity.ITEM_MEAN.defaults("hand", 64))
+    r = _run("item-mean")
     # order 0 (4.5), 2 (3), 1 (1): ratings 5, 3, 1, the ideal order
     assert r.metrics["ndcg@5"] == pytest.approx(1.0)
     assert r.metrics["mrr"] == pytest.approx(1.0)
     assert r.arrays["item_scores"].shape == (4,)
     assert r.method == "item-mean" and r.fingerprint == "handsplit"
+    assert r.config == {"ties": "expected", "impl": sanity.IMPL} and r.grid is None
 
 
 def test_popularity_ranks_by_training_count():
-    r = sanity.POPULARITY.train(_split(), 64, 0, sanity.POPULARITY.defaults("hand", 64))
+    r = _run("popularity")
     # counts: item 2 (3), item 0 (2), item 1 (1): ratings 3, 5, 1
     assert r.metrics["ndcg@5"] == pytest.approx(_dcg([7, 31, 1], DISC) / IDCG)
     assert r.metrics["mrr"] == pytest.approx(0.5)
 
 
 def test_random_is_the_exact_chance_level():
-    r = sanity.RANDOM.train(_split(), 64, 0, sanity.RANDOM.defaults("hand", 64))
+    r = _run("random")
     # all three tied: every item's expected discount is the mean of the three
     assert r.metrics["ndcg@5"] == pytest.approx((31 + 7 + 1) / 3 * sum(DISC[:3]) / IDCG)
     # the 5 lands at position 1, 2, 3 with probability 1/3 each
@@ -69,3 +75,15 @@ def test_bad_kind_and_ids_are_named():
         sanity.item_scores(sp.train, 4, "median")
     with pytest.raises(ValueError, match="train.item holds id 2"):
         sanity.item_scores(sp.train, 2, "popularity")
+
+
+def test_fit_returns_item_scores_for_every_user():
+    sp = _split()
+    m = sanity.ITEM_MEAN.fit(sp, 64, 0, sanity.ITEM_MEAN.defaults("hand", 64))
+    assert isinstance(m, ItemScoreModel) and m.kind == "score" and m.n_users == 4
+    np.testing.assert_allclose(m.table([0, 3], [0, 1, 2, 3]), [[4.5, 1, 3, 19 / 6]] * 2, rtol=1e-12)
+    np.testing.assert_allclose(m.pairs(np.array([2, 0]), np.array([2, 0])), [3, 4.5])
+    with pytest.raises(ValueError, match="user ids"):
+        m.pairs(np.array([4]), np.array([0]))
+    with pytest.raises(ValueError, match="unknown sanity baseline"):
+        sanity.SanityBaseline("median", "x", "y")

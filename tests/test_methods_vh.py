@@ -1,5 +1,5 @@
 """The variational hashing model: sampling, gradients, scores vs packed codes,
-the stopping rule, reproducibility, and the registered methods on small data."""
+the stopping rule, reproducibility, and the methods VH, VH_PHD, VH+bias on small data."""
 from __future__ import annotations
 
 from types import SimpleNamespace as NS
@@ -10,9 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from phdlib import codes as C  # noqa: E402
-from phdlib.models import evaluation as E  # noqa: E402
-from phdlib.models import vh  # noqa: E402
-from phdlib.models.stopping import EarlyStopping  # noqa: E402
+from phdlib import evaluation as E  # noqa: E402
+from phdlib import results, training  # noqa: E402
+from phdlib.methods import vh, vh_model  # noqa: E402
+from phdlib.methods.stopping import EarlyStopping  # noqa: E402
 
 
 # --------------------------------------------------------------------------- tiny data
@@ -54,13 +55,13 @@ def quick_config(distance, **kw):
 
 def test_deterministic_sampling_is_threshold_at_half():
     p = torch.tensor([[0.1, 0.5, 0.50001, 0.9]])
-    assert vh.VHModel.sample(p, stochastic=False).tolist() == [[0.0, 0.0, 1.0, 1.0]]
+    assert vh_model.sample_bits(p, stochastic=False).tolist() == [[0.0, 0.0, 1.0, 1.0]]
 
 
 def test_stochastic_sampling_frequency_matches_probability():
     g = torch.Generator().manual_seed(0)
     p = torch.full((20000, 3), 0.0) + torch.tensor([0.2, 0.5, 0.8])
-    b = vh.VHModel.sample(p, stochastic=True, generator=g)
+    b = vh_model.sample_bits(p, stochastic=True, generator=g)
     assert set(torch.unique(b).tolist()) <= {0.0, 1.0}
     np.testing.assert_allclose(b.mean(0).numpy(), [0.2, 0.5, 0.8], atol=0.015)
 
@@ -68,13 +69,13 @@ def test_stochastic_sampling_frequency_matches_probability():
 def test_straight_through_gradient_is_identity():
     p = torch.tensor([[0.3, 0.7, 0.55]], requires_grad=True)
     w = torch.tensor([[2.0, -1.0, 5.0]])
-    (vh.VHModel.sample(p, stochastic=True) * w).sum().backward()
+    (vh_model.sample_bits(p, stochastic=True) * w).sum().backward()
     assert p.grad.tolist() == w.tolist()
 
 
 @pytest.mark.parametrize("mask_grad", [True, False])
 def test_phd_projection_gradient_reaches_user_only_when_enabled(mask_grad):
-    m = vh.VHModel(2, 2, 8, "phd", user_mask_grad=mask_grad, generator=torch.Generator().manual_seed(1))
+    m = vh_model.VHModel(2, 2, 8, "phd", user_mask_grad=mask_grad, generator=torch.Generator().manual_seed(1))
     score, _, _ = m.forward(torch.tensor([0]), torch.tensor([1]), stochastic=False)
     score.sum().backward()
     # d score / d b_u = (2 b_i' - 1) * 2 + (2 b_u - 1) * 2 b_i * [mask_grad] per bit
@@ -89,10 +90,10 @@ def test_phd_projection_gradient_reaches_user_only_when_enabled(mask_grad):
 
 def test_rating_target_maps():
     r = torch.tensor([1.0, 3.0, 5.0])
-    assert vh.rating_target(r, 64, (1, 5), "released").tolist() == pytest.approx([-38.4, 12.8, 64.0])
-    assert vh.rating_target(r, 64, (1, 5), "minmax").tolist() == pytest.approx([-64.0, 0.0, 64.0])
+    assert vh_model.rating_target(r, 64, (1, 5), "released").tolist() == pytest.approx([-38.4, 12.8, 64.0])
+    assert vh_model.rating_target(r, 64, (1, 5), "minmax").tolist() == pytest.approx([-64.0, 0.0, 64.0])
     with pytest.raises(ValueError, match="target_map"):
-        vh.rating_target(r, 64, (1, 5), "nope")
+        vh_model.rating_target(r, 64, (1, 5), "nope")
 
 
 # --------------------------------------------------------------------------- scores: float vs packed
@@ -103,7 +104,7 @@ def test_rating_target_maps():
 def test_float_scores_equal_packed_code_distances(distance, bits):
     """The training score <z_u, z_i'> equals m - 2 d(u, i) from the packed kernels."""
     n_users, n_items = 23, 31
-    m = vh.VHModel(n_users, n_items, bits, distance, init_range=2.0,
+    m = vh_model.VHModel(n_users, n_items, bits, distance, init_range=2.0,
                    generator=torch.Generator().manual_seed(bits))
     uu, ii = np.meshgrid(np.arange(n_users), np.arange(n_items), indexing="ij")
     uu, ii = uu.ravel(), ii.ravel()
@@ -116,23 +117,6 @@ def test_float_scores_equal_packed_code_distances(distance, bits):
     ref = (C.phd_reference if distance == "phd" else C.hamming_reference)(
         C.unpack(uc), C.unpack(ic))
     np.testing.assert_array_equal(d, ref[uu, ii])
-
-
-def test_phd_items_are_stored_negated():
-    uc = C.pack(np.array([[1, 0, 1, 1]], np.uint8), "01")
-    ic = C.pack(np.array([[1, 1, 0, 0]], np.uint8), "01")
-    assert E.item_store(ic, "phd").negated and not E.item_store(ic, "hamming").negated
-    assert E.pair_distances(uc, ic, [0], [0], "phd").tolist() == [2]
-    assert E.pair_distances(uc, ic.negate(), [0], [0], "phd").tolist() == [2]
-    assert E.pair_distances(uc, ic, [0], [0], "hamming").tolist() == [3]
-
-
-def test_pair_distances_rejects_bad_ids():
-    uc = C.pack(np.ones((2, 8), np.uint8), "01")
-    with pytest.raises(ValueError, match="user ids"):
-        E.pair_distances(uc, uc, [0, 2], [0, 0], "hamming")
-    with pytest.raises(ValueError, match="distance"):
-        E.pair_distances(uc, uc, [0], [0], "cosine")
 
 
 # --------------------------------------------------------------------------- the budget rule
@@ -198,33 +182,83 @@ def test_model_learns_on_low_rank_data(distance):
     assert res.log["train_loss"].iloc[-1] < res.log["train_loss"].iloc[0]
 
 
-@pytest.mark.parametrize("method", [vh.VH, vh.VH_PHD])
-def test_method_train_returns_a_complete_run(method):
+@pytest.mark.parametrize("method", [vh.VH, vh.VH_PHD, vh.VH_BIAS])
+def test_method_run_is_complete(method, tmp_path):
     split = tiny_split()
-    cfg = method.defaults("synthetic", 16)
-    cfg.update(quick_config(method.distance, max_iterations=200, min_iterations=0))
-    run = method.train(split, 16, 0, cfg, progress=False)
+    over = {k: v for k, v in quick_config(method.distance, max_iterations=200, min_iterations=0).items()
+            if k not in ("distance", "user_bias")}
+    run = training.run(method.name, split, 16, 0, dict(over, tune=False), root=tmp_path, progress=False)
     assert run.method == method.name and run.bits == 16 and run.fingerprint == "tiny-0"
-    for k in ("ndcg@5", "ndcg@10", "mrr", "released:ndcg@10", "best_iteration", "valid_ndcg@10"):
+    assert run.config["user_bias"] is method.user_bias and run.config["distance"] == method.distance
+    for k in ("ndcg@5", "ndcg@10", "mrr", "released:ndcg@10", "best_iteration", "iterations",
+              "valid_ndcg@10", "train_seconds"):
         assert k in run.metrics
+    assert run.extra["stop_reason"] and run.extra["ranks_by"] == method.ranks_by
     assert run.arrays["user_codes"].dtype == np.uint64 and run.arrays["user_codes"].shape == (100, 1)
     assert run.arrays["item_codes"].shape == (80, 1)
-    assert set(["iteration", "seconds", "train_loss", "valid_ndcg@5", "valid_ndcg@10",
-                "valid_mrr"]) <= set(run.log.columns)
-    assert len(run.per_user) == 100
+    assert {"iteration", "seconds", "train_loss", "valid_ndcg@5", "valid_ndcg@10",
+            "valid_mrr", "best"} <= set(run.log.columns)
+    assert len(run.per_user) == 100 and run.grid is None
     # the test metrics are recomputable from the stored packed codes
     from phdlib import metrics
-    uc, ic = C.PackedCodes(run.arrays["user_codes"], 16), C.PackedCodes(run.arrays["item_codes"], 16)
+    back = results.load(run.path)
+    uc, ic = C.PackedCodes(back.arrays["user_codes"], 16), C.PackedCodes(back.arrays["item_codes"], 16)
     again = metrics.summarize(E.evaluate_codes(uc, ic, split.test, method.distance))
-    assert again["ndcg@10"] == pytest.approx(run.metrics["ndcg@10"])
+    assert again["ndcg@10"] == pytest.approx(run.metrics["ndcg@10"], abs=1e-12)
+    # and the codes are those of a direct fit at the best state
+    res = vh.fit(split.train, split.valid, 100, 80, 16, (1.0, 5.0), run.config, seed=0)
+    want_u, _ = res.model.codes()
+    np.testing.assert_array_equal(want_u.words, back.arrays["user_codes"])
+    assert run.metrics["best_iteration"] == res.best_iteration
+
+
+def test_user_bias_is_a_training_parameter_only():
+    m = vh_model.VHModel(5, 4, 8, "hamming", user_bias=True, generator=torch.Generator().manual_seed(0))
+    assert m.user_bias.shape == (5,) and float(m.user_bias.detach().abs().sum()) == 0.0
+    with torch.no_grad():
+        m.user_bias += torch.arange(5.0)
+        s, _, _ = m.forward(torch.tensor([2, 2]), torch.tensor([0, 1]), stochastic=False)
+    uc, ic = m.codes()
+    d = E.pair_distances(uc, ic, [2, 2], [0, 1], "hamming")
+    np.testing.assert_array_equal(s.numpy(), 8 - 2 * d + 2.0)
+
+
+def test_tuning_grid_is_lr_times_training_sampling(tmp_path):
+    """With ``tune`` the shared path runs lr_grid x train_sampling_grid and keeps the best on validation."""
+    cfg = vh.VH.defaults("ml-1m", 64)
+    assert cfg["tune"] is True and cfg["tune_bits"] == 64
+    assert vh.VH.grid(cfg, 64) == [{"lr": lr, "train_sampling": s, "tune": False}
+                                   for lr in vh.LR_GRID for s in vh.SAMPLING_GRID]
+    assert vh.VH.grid(dict(cfg, tune=False), 64) == []
+    split = tiny_split()
+    over = {k: v for k, v in quick_config("phd", max_iterations=100, min_iterations=0).items()
+            if k not in ("distance", "user_bias", "lr", "train_sampling")}
+    over.update(tune=True, tune_bits=8, lr_grid=[0.01])
+    run = training.run("vh-phd", split, 8, 0, over, root=tmp_path, progress=False)
+    assert list(run.grid["train_sampling"]) == list(vh.SAMPLING_GRID) and list(run.grid["lr"]) == [0.01] * 2
+    best = int(np.argmax(run.grid["valid_ndcg@10"].to_numpy()))
+    assert run.grid["chosen"].tolist() == [i == best for i in range(2)]
+    assert run.extra["chosen"] == {"lr": 0.01, "train_sampling": vh.SAMPLING_GRID[best]}
+    assert run.metrics["ndcg@10"] == run.grid.loc[best, "test_ndcg@10"]
+    assert run.config["tune"] is True and len(results.index(tmp_path)) == 3
+    import pandas as pd
+    pd.testing.assert_frame_equal(results.load(run.path).grid, run.grid)
+    # another width reuses the choice made at tune_bits (no new grid) and records it
+    other = training.run("vh-phd", split, 16, 0, over, root=tmp_path, progress=False)
+    assert other.extra["tuned_at"] == {"bits": 8, "seed": training.TUNE_SEED}
+    assert other.extra["chosen"] == run.extra["chosen"] and other.bits == 16
+    pd.testing.assert_frame_equal(other.grid, run.grid)
+    assert len(results.index(tmp_path)) == 3 + 2  # the chosen point at 16 bits, and the run
 
 
 def test_method_rejects_a_config_of_the_other_distance():
     with pytest.raises(ValueError, match="distance"):
-        vh.VH.train(tiny_split(), 8, 0, vh.VH_PHD.defaults("synthetic", 8))
+        vh.VH.fit(tiny_split(), 8, 0, vh.VH_PHD.defaults("synthetic", 8))
+    with pytest.raises(ValueError, match="user_bias"):
+        vh.VH.fit(tiny_split(), 8, 0, vh.VH_BIAS.defaults("synthetic", 8))
 
 
 def test_device_auto_resolves():
-    assert vh.resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert vh_model.resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match="device"):
-        vh.resolve_device("tpu")
+        vh_model.resolve_device("tpu")

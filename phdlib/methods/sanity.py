@@ -21,6 +21,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pandas as pd
+
+from .base import ItemScoreModel, Method
 
 __all__ = ["item_scores", "KINDS", "ITEM_MEAN", "POPULARITY", "RANDOM"]
 
@@ -59,41 +62,34 @@ def item_scores(train, n_items: int, kind: str) -> np.ndarray:
     return mean
 
 
-class SanityBaseline:
-    """A registry method (see :mod:`phdlib.methods`) scoring items by :func:`item_scores`.
+class SanityBaseline(Method):
+    """A method scoring every user's items alike, by :func:`item_scores`.
 
-    Config: ``ties`` (the tie rule of the evaluation). ``bits`` is ignored
-    (nothing is encoded) but kept in the run's identity like every method's.
+    Config: ``ties`` (the tie rule of the evaluation), ``impl``. ``bits`` is
+    ignored (nothing is encoded) but kept in the run's identity like every
+    method's.
     """
 
-    def __init__(self, name: str, label: str):
+    ranks_by = "score"
+    model = ItemScoreModel
+
+    def __init__(self, name: str, label: str, description: str):
         if name not in KINDS:
             raise ValueError(f"unknown sanity baseline {name!r}; expected one of {KINDS}")
-        self.name = name
-        self.label = label
+        self.name, self.label, self.description = name, label, description
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"ties": "expected", "impl": IMPL}
 
-    def train(self, split, bits, seed, config, progress=False):
-        from .. import metrics
-        from ..results import Run
-
+    def fit(self, split, bits, seed, config, progress=False) -> ItemScoreModel:
         t0 = time.perf_counter()
         s = item_scores(split.train, split.dataset.n_items, self.name)
-        t = split.test
-        per_user = metrics.evaluate(t.user, t.rating, s[t.item], kind="score", ties=config["ties"])
-        summary = metrics.summarize(per_user)
-        v = split.valid
-        vs = metrics.summarize(metrics.evaluate(v.user, v.rating, s[v.item], kind="score",
-                                                ties=config["ties"]))
-        summary["valid_ndcg@10"] = vs["ndcg@10"]
-        return Run(method=self.name, dataset=split.dataset.name, bits=int(bits), seed=int(seed),
-                   config=dict(config), metrics=summary, per_user=per_user,
-                   fingerprint=split.fingerprint, wall_seconds=time.perf_counter() - t0,
-                   arrays={"item_scores": s}, extra={"label": self.label})
+        secs = time.perf_counter() - t0
+        log = pd.DataFrame([{"step": 0, "train_seconds": secs}])
+        return ItemScoreModel(int(bits), {"item_scores": s}, "score", log,
+                              {"train_seconds": secs, "n_users": split.dataset.n_users})
 
 
-RANDOM = SanityBaseline("random", "all items tied (chance)")
-ITEM_MEAN = SanityBaseline("item-mean", "item mean training rating")
-POPULARITY = SanityBaseline("popularity", "item popularity (training ratings)")
+RANDOM = SanityBaseline("random", "random (all tied)", "every item tied: chance level")
+ITEM_MEAN = SanityBaseline("item-mean", "item mean rating", "items by mean training rating")
+POPULARITY = SanityBaseline("popularity", "item popularity", "items by number of training ratings")

@@ -1,0 +1,150 @@
+"""One evaluation path for every method: a fitted model and ratings in, per-user metrics out.
+
+- :func:`evaluate`: the paper's protocol. Each user's held-out items are
+  ranked by the model's values (:meth:`phdlib.methods.Fitted.pairs`),
+  smallest first for Hamming and PHD, largest first for a score, and scored
+  by :func:`phdlib.metrics.evaluate` (NDCG@k, RR; ties by ``ties``);
+- :func:`evaluate_catalogue`: our extension, every item the user has not
+  rated in the excluded parts is ranked;
+- :func:`pair_distances`: code distances of (user, item) pairs through
+  :mod:`phdlib.codes` (the same popcount kernels the runtime chapter
+  measures): item codes packed once (negated for PHD, so a PHD costs one AND
+  and one popcount), a block of users at a time.
+
+Used by training (:mod:`phdlib.training`), the protocol chapter and anything
+that re-scores a stored run (:func:`phdlib.training.fitted`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import codes as C
+
+DISTANCES = ("hamming", "phd")
+
+
+def item_store(item_codes: C.PackedCodes, distance: str) -> C.PackedCodes:
+    """Item codes in the form searched: plain for Hamming, negated for PHD."""
+    _check_distance(distance)
+    if distance == "phd":
+        return item_codes if item_codes.negated else item_codes.negate()
+    return item_codes.negate() if item_codes.negated else item_codes
+
+
+def _check_distance(distance: str) -> None:
+    if distance not in DISTANCES:
+        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+
+
+def pair_distances(user_codes: C.PackedCodes, item_codes: C.PackedCodes, user, item,
+                   distance: str, block: int = 1024) -> np.ndarray:
+    """Distance of each (user[k], item[k]) pair: int32 ``(N,)`` bit counts.
+
+    user_codes: packed codes of every user ``(n_users, w)``; item_codes: of
+    every item ``(n_items, w)``, plain (negated here for PHD) or already
+    negated. user, item: int ``(N,)`` ids. distance: ``"hamming"`` or
+    ``"phd"`` (``PHD(u, i) = popcount(u AND NOT i)``, user first).
+    """
+    _check_distance(distance)
+    user = np.asarray(user)
+    item = np.asarray(item)
+    if user.shape != item.shape or user.ndim != 1:
+        raise ValueError(f"user and item must be 1-d arrays of one length, got shapes "
+                         f"{user.shape} and {item.shape}")
+    if user.size and (user.min() < 0 or user.max() >= user_codes.n):
+        raise ValueError(f"user ids must lie in [0, {user_codes.n}); got range "
+                         f"[{user.min()}, {user.max()}]")
+    if item.size and (item.min() < 0 or item.max() >= item_codes.n):
+        raise ValueError(f"item ids must lie in [0, {item_codes.n}); got range "
+                         f"[{item.min()}, {item.max()}]")
+    items = item_store(item_codes, distance)
+    fn = C.phd if distance == "phd" else C.hamming
+    out = np.empty(user.shape[0], dtype=np.int32)
+    order = np.argsort(user, kind="stable")
+    us = user[order]
+    bounds = np.searchsorted(us, np.arange(0, user_codes.n + block, block))
+    for b0 in range(0, user_codes.n, block):
+        lo, hi = bounds[b0 // block], bounds[b0 // block + 1]
+        if lo == hi:
+            continue
+        b1 = min(b0 + block, user_codes.n)
+        table = fn(user_codes[b0:b1], items)          # (b1 - b0, n_items) int32
+        idx = order[lo:hi]
+        out[idx] = table[user[idx] - b0, item[idx]]
+    return out
+
+
+def evaluate(fitted, ratings, ties: str = "expected", discount: str = "paper", ks=(5, 10),
+             seed: int = 0) -> pd.DataFrame:
+    """Per-user NDCG@k and RR of ``ratings`` ranked by ``fitted`` (the paper's protocol).
+
+    fitted: a :class:`phdlib.methods.Fitted`; ratings: a
+    :class:`phdlib.data.Ratings` (user, item int32 ``(r,)``, rating float32
+    ``(r,)``), taken in its stored order (so ``ties="input"`` keeps file
+    order). Returns :func:`phdlib.metrics.evaluate`'s frame: one row per user
+    (``user``, ``n_test``, ``ndcg@k``..., ``mrr``).
+    """
+    from . import metrics
+
+    values = fitted.pairs(np.asarray(ratings.user), np.asarray(ratings.item))
+    return metrics.evaluate(ratings.user, ratings.rating, values, ks=ks, ties=ties,
+                            discount=discount, kind=fitted.kind, seed=seed)
+
+
+def summarize(per_user: pd.DataFrame) -> dict:
+    """Means over users of every metric column, and ``users`` (:func:`phdlib.metrics.summarize`)."""
+    from . import metrics
+
+    return metrics.summarize(per_user)
+
+
+def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties: str = "expected",
+                       discount: str = "paper", block: int = 256, ks=(5, 10)) -> pd.DataFrame:
+    """Per-user NDCG@k and RR over the full catalogue (our extension).
+
+    For every test user, every item except those the user rated in the parts
+    of ``split`` named by ``exclude`` is ranked by ``fitted``; an item's
+    relevance is the user's test rating, 0 for items outside the user's test
+    set. Returns :func:`phdlib.metrics.evaluate`'s frame plus ``n_ranked``
+    (items ranked per user); ``n_test`` is the user's number of test items.
+    """
+    from . import metrics
+
+    n_users, n_items = split.dataset.n_users, split.dataset.n_items
+    seen = np.zeros((n_users, n_items), dtype=bool)
+    for part in exclude:
+        r = getattr(split, part)
+        seen[r.user, r.item] = True
+    if seen[split.test.user, split.test.item].any():
+        raise ValueError("some test pairs are also in the excluded parts; the split overlaps")
+    rel = np.zeros((n_users, n_items), dtype=np.float32)
+    rel[split.test.user, split.test.item] = split.test.rating
+    users = np.unique(split.test.user)
+    frames, all_items = [], np.arange(n_items)
+    for b0 in range(0, len(users), block):
+        ub = users[b0:b0 + block]
+        vals = fitted.table(ub, all_items)
+        keep = ~seen[ub]
+        uu = np.broadcast_to(ub[:, None], keep.shape)[keep]
+        frames.append(metrics.evaluate(uu, rel[ub][keep], vals[keep], ks=ks, ties=ties,
+                                       discount=discount, kind=fitted.kind))
+    out = pd.concat(frames, ignore_index=True)
+    out["n_ranked"] = out.pop("n_test")
+    out["n_test"] = np.bincount(split.test.user, minlength=n_users)[out["user"].to_numpy()]
+    return out
+
+
+def evaluate_codes(user_codes: C.PackedCodes, item_codes: C.PackedCodes, ratings,
+                   distance: str, ties: str = "expected", discount: str = "paper",
+                   ks=(5, 10), seed: int = 0) -> pd.DataFrame:
+    """Per-user NDCG@k and RR of ``ratings`` (a :class:`phdlib.data.Ratings`).
+
+    Each user's rated items are ranked by the code distance, smallest first
+    (:func:`phdlib.metrics.evaluate` with ``kind="dissimilarity"``).
+    """
+    from . import metrics
+
+    d = pair_distances(user_codes, item_codes, ratings.user, ratings.item, distance)
+    return metrics.evaluate(ratings.user, ratings.rating, d, ks=ks, ties=ties,
+                            discount=discount, kind="dissimilarity", seed=seed)

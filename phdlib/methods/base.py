@@ -1,0 +1,354 @@
+"""The method contract: what every method of the book is and returns.
+
+A :class:`Method` is a recipe: a registry ``name``, a display ``label``,
+what it ranks by (:attr:`Method.ranks_by`: ``"hamming"``, ``"phd"`` or a
+real-valued ``"score"``), whether it learns binary codes, whether the paper
+reports it, a full default config (:meth:`Method.defaults`; the same names
+for the same things on every method: ``ties``, ``max_iterations``, ``impl``)
+and :meth:`Method.fit`, which trains on ``split.train`` (choosing on
+``split.valid`` only) and returns a :class:`Fitted` model.
+
+A :class:`Fitted` model is arrays in, scores out: it holds the arrays the
+results store keeps (:attr:`Fitted.arrays`), rebuilds from them
+(:meth:`Fitted.from_arrays`), scores (user, item) pairs or a user-by-item
+table, and carries its training trace (:attr:`Fitted.log`, one row per
+logged step, never a tuning grid) and scalars about training
+(:attr:`Fitted.info`). Everything after ``fit``—evaluation, tuning, the store,
+reports—is shared code (:mod:`phdlib.evaluation`, :mod:`phdlib.training`).
+
+Scores come in four kinds of arrays, one :class:`Fitted` subclass each:
+:class:`CodeModel` (packed codes ranked by Hamming or PHD), :class:`VectorModel`
+(real vectors, inner product), :class:`ItemScoreModel` (one score per item)
+and :class:`BlockCodeModel` (blocks of ±1 codes with real weights, CCCF).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from .. import codes as C
+
+#: What a method ranks by: a code distance (smaller first) or a score (larger first).
+RANKS = ("hamming", "phd", "score")
+
+
+def value_kind(ranks_by: str) -> str:
+    """``"dissimilarity"`` for Hamming and PHD, ``"score"`` for a real score."""
+    if ranks_by not in RANKS:
+        raise ValueError(f"ranks_by must be one of {RANKS}, got {ranks_by!r}")
+    return "score" if ranks_by == "score" else "dissimilarity"
+
+
+def _ids(x, n: int, what: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 1 or not np.issubdtype(x.dtype, np.integer):
+        raise ValueError(f"{what} ids must be a 1-d integer array, got dtype {x.dtype} shape {x.shape}")
+    if x.size and (x.min() < 0 or x.max() >= n):
+        raise ValueError(f"{what} ids must lie in [0, {n}); got range [{x.min()}, {x.max()}]")
+    return x
+
+
+def rating_arrays(user, item, rating, n_users: int, n_items: int, prefix: str = ""):
+    """Validated training triples: (user int32, item int32, rating float64), each ``(r,)``.
+
+    Checks that the three are 1-d and equally long, not empty, that ids are
+    integers within ``[0, n)``, and that every rating is finite; the error
+    names the field (``prefix`` + ``user``/``item``/``rating``) and the value.
+    """
+    user, item = np.asarray(user), np.asarray(item)
+    rating = np.asarray(rating)
+    if not (user.ndim == item.ndim == rating.ndim == 1 and len(user) == len(item) == len(rating)):
+        raise ValueError(f"{prefix}user, {prefix}item, {prefix}rating must be 1-d and equally "
+                         f"long, got shapes {user.shape}, {item.shape}, {rating.shape}")
+    if len(user) == 0:
+        raise ValueError(f"no training ratings ({prefix}user is empty)")
+    for name, ids, n in (("user", user, n_users), ("item", item, n_items)):
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"{prefix}{name} ids must be integers, got dtype {ids.dtype}")
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= n:
+            raise ValueError(f"{prefix}{name} id {lo if lo < 0 else hi} outside 0..{n - 1} "
+                             f"(n_{name}s={n})")
+    rating = rating.astype(np.float64)
+    if not np.all(np.isfinite(rating)):
+        t = int(np.flatnonzero(~np.isfinite(rating))[0])
+        raise ValueError(f"{prefix}rating[{t}] = {rating[t]} is not finite")
+    return user.astype(np.int32), item.astype(np.int32), rating
+
+
+# --------------------------------------------------------------------------- fitted models
+
+
+@dataclass
+class Fitted:
+    """A trained model (see the module docstring); subclasses say how it scores.
+
+    bits: the code width (or latent size) it was trained at; arrays: what the
+    store keeps, name -> ndarray; log: the training trace; info: scalars about
+    training (iterations, seconds, ...), reported beside the metrics.
+    """
+
+    bits: int
+    arrays: dict
+    ranks_by: str = "score"
+    log: pd.DataFrame = field(default_factory=pd.DataFrame)
+    info: dict = field(default_factory=dict)
+
+    #: array names :meth:`from_arrays` needs
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        value_kind(self.ranks_by)
+        missing = [k for k in self.needs if k not in self.arrays]
+        if missing:
+            raise ValueError(f"{type(self).__name__} needs arrays {list(self.needs)}; "
+                             f"missing {missing} (have {sorted(self.arrays)})")
+
+    @property
+    def kind(self) -> str:
+        """``"dissimilarity"`` (smaller first) or ``"score"`` (larger first)."""
+        return value_kind(self.ranks_by)
+
+    @classmethod
+    def from_arrays(cls, bits: int, arrays: dict, ranks_by: str = "score") -> "Fitted":
+        """Rebuild from stored arrays (log and info are not stored with the arrays)."""
+        return cls(int(bits), dict(arrays), ranks_by)
+
+    #: the arrays whose first axis counts the users and the items
+    shape_keys: ClassVar[tuple[str, str]] = ("user_codes", "item_codes")
+
+    @property
+    def n_users(self) -> int:
+        return int(self.arrays[self.shape_keys[0]].shape[0])
+
+    @property
+    def n_items(self) -> int:
+        return int(self.arrays[self.shape_keys[1]].shape[0])
+
+    def table(self, users, items) -> np.ndarray:
+        """Values of every (user, item): float64 or int32 ``(len(users), len(items))``."""
+        raise NotImplementedError
+
+    def pairs(self, user, item, block: int = 512) -> np.ndarray:
+        """Value of each pair ``(user[k], item[k])``: ``(N,)``, as :meth:`table` computes it.
+
+        The default computes the table of all items a block of users at a
+        time; subclasses with a cheaper pairwise form override it.
+        """
+        user = _ids(user, self.n_users, "user")
+        item = _ids(item, self.n_items, "item")
+        if user.shape != item.shape:
+            raise ValueError(f"user and item must have one length, got {user.shape} and {item.shape}")
+        out = None
+        order = np.argsort(user, kind="stable")
+        us = user[order]
+        uniq = np.unique(us)
+        all_items = np.arange(self.n_items)
+        for b0 in range(0, len(uniq), block):
+            ub = uniq[b0:b0 + block]
+            tab = self.table(ub, all_items)
+            if out is None:
+                out = np.empty(user.shape[0], dtype=tab.dtype)
+            lo, hi = np.searchsorted(us, ub[0]), np.searchsorted(us, ub[-1], side="right")
+            idx = order[lo:hi]
+            out[idx] = tab[np.searchsorted(ub, user[idx]), item[idx]]
+        return out if out is not None else np.empty(0)
+
+
+@dataclass
+class CodeModel(Fitted):
+    """Packed codes ranked by a code distance.
+
+    arrays: ``user_codes`` uint64 ``(n_users, w)``, ``item_codes`` uint64
+    ``(n_items, w)``, plain (never stored negated), bit ``j`` in bit ``j mod
+    64`` of word ``j div 64``. ``ranks_by``: ``"hamming"`` or ``"phd"``
+    (``PHD(u, i) = popcount(u AND NOT i)``, user first). Values: int32 bit counts.
+    """
+
+    ranks_by: str = "hamming"
+    needs: ClassVar[tuple[str, ...]] = ("user_codes", "item_codes")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.ranks_by not in ("hamming", "phd"):
+            raise ValueError(f"codes rank by 'hamming' or 'phd', got {self.ranks_by!r}")
+
+    @property
+    def user_codes(self) -> C.PackedCodes:
+        return C.PackedCodes(np.asarray(self.arrays["user_codes"], dtype=np.uint64), int(self.bits))
+
+    @property
+    def item_codes(self) -> C.PackedCodes:
+        return C.PackedCodes(np.asarray(self.arrays["item_codes"], dtype=np.uint64), int(self.bits))
+
+    def with_distance(self, ranks_by: str) -> "CodeModel":
+        """The same codes ranked by another distance (the distance ablation)."""
+        return CodeModel(self.bits, self.arrays, ranks_by, self.log, self.info)
+
+    def table(self, users, items) -> np.ndarray:
+        uc = self.user_codes[_ids(users, self.n_users, "user")]
+        ic = self.item_codes[_ids(items, self.n_items, "item")]
+        if self.ranks_by == "phd":
+            return C.phd(uc, ic.negate())
+        return C.hamming(uc, ic)
+
+    def pairs(self, user, item, block: int = 1024) -> np.ndarray:
+        from ..evaluation import pair_distances
+
+        return pair_distances(self.user_codes, self.item_codes, user, item, self.ranks_by, block)
+
+
+@dataclass
+class VectorModel(Fitted):
+    """Real vectors ranked by inner product, larger first.
+
+    arrays: ``user_vectors`` float32 ``(n_users, d)``, ``item_vectors``
+    float32 ``(n_items, d)``. Values: float64 inner products.
+    """
+
+    needs: ClassVar[tuple[str, ...]] = ("user_vectors", "item_vectors")
+
+    shape_keys: ClassVar[tuple[str, str]] = ("user_vectors", "item_vectors")
+
+    def table(self, users, items) -> np.ndarray:
+        P = np.asarray(self.arrays["user_vectors"], dtype=np.float64)
+        Q = np.asarray(self.arrays["item_vectors"], dtype=np.float64)
+        return P[_ids(users, self.n_users, "user")] @ Q[_ids(items, self.n_items, "item")].T
+
+    def pairs(self, user, item, block: int = 0) -> np.ndarray:
+        from ..kernels import mf as _k
+
+        user = _ids(user, self.n_users, "user")
+        item = _ids(item, self.n_items, "item")
+        # float64 factors, as :meth:`table` (float32 products would differ from it)
+        return _k.pair_scores(user.astype(np.int32), item.astype(np.int32),
+                              np.asarray(self.arrays["user_vectors"], dtype=np.float64),
+                              np.asarray(self.arrays["item_vectors"], dtype=np.float64))
+
+
+@dataclass
+class ItemScoreModel(Fitted):
+    """One score per item, the same for every user (larger first).
+
+    arrays: ``item_scores`` float64 ``(n_items,)``; the number of users is
+    not stored (``info["n_users"]`` when known, else any user id is accepted).
+    """
+
+    needs: ClassVar[tuple[str, ...]] = ("item_scores",)
+
+    shape_keys: ClassVar[tuple[str, str]] = ("", "item_scores")
+
+    @property
+    def n_users(self) -> int:
+        return int(self.info.get("n_users", np.iinfo(np.int32).max))
+
+    def table(self, users, items) -> np.ndarray:
+        s = np.asarray(self.arrays["item_scores"], dtype=np.float64)
+        users = _ids(users, self.n_users, "user")
+        return np.broadcast_to(s[_ids(items, self.n_items, "item")], (len(users), len(items))).copy()
+
+    def pairs(self, user, item, block: int = 0) -> np.ndarray:
+        _ids(user, self.n_users, "user")
+        return np.asarray(self.arrays["item_scores"], dtype=np.float64)[_ids(item, self.n_items, "item")]
+
+
+@dataclass
+class BlockCodeModel(Fitted):
+    """Blocks of ±1 codes with a real weight per user (item) and block (CCCF).
+
+    arrays: ``user_codes``, ``item_codes`` (packed uint64, all blocks side by
+    side), ``block_starts`` int64 ``(K + 1,)``, ``user_weights`` float
+    ``(n_users, K)``, ``item_weights`` float ``(n_items, K)`` (ones when
+    absent: one block). Value: ``sum_b w_u,b w_i,b <u_b, i_b>``, float64.
+    """
+
+    needs: ClassVar[tuple[str, ...]] = ("user_codes", "item_codes")
+
+    def _parts(self):
+        starts = np.asarray(self.arrays.get("block_starts", [0, self.bits]), dtype=np.int64)
+        m = int(starts[-1])
+        B = C.unpack(C.PackedCodes(np.asarray(self.arrays["user_codes"], np.uint64), m)).astype(np.int8)
+        D = C.unpack(C.PackedCodes(np.asarray(self.arrays["item_codes"], np.uint64), m)).astype(np.int8)
+        K = starts.shape[0] - 1
+        Wu = np.asarray(self.arrays.get("user_weights", np.ones((B.shape[0], K))), dtype=np.float64)
+        Wi = np.asarray(self.arrays.get("item_weights", np.ones((D.shape[0], K))), dtype=np.float64)
+        if Wu.shape != (B.shape[0], K) or Wi.shape != (D.shape[0], K):
+            raise ValueError(f"{K} blocks but weights of shapes {Wu.shape} and {Wi.shape}")
+        return (np.ascontiguousarray(B), np.ascontiguousarray(D), starts,
+                np.ascontiguousarray(Wu), np.ascontiguousarray(Wi))
+
+    def table(self, users, items) -> np.ndarray:
+        B, D, starts, Wu, Wi = self._parts()
+        users = _ids(users, self.n_users, "user")
+        items = _ids(items, self.n_items, "item")
+        out = np.zeros((len(users), len(items)))
+        for b in range(starts.shape[0] - 1):
+            s0, s1 = starts[b], starts[b + 1]
+            ip = B[users, s0:s1].astype(np.float64) @ D[items, s0:s1].T.astype(np.float64)
+            out += Wu[users, b][:, None] * Wi[items, b][None, :] * ip
+        return out
+
+    def pairs(self, user, item, block: int = 0) -> np.ndarray:
+        from ..kernels import dcf as _k
+
+        B, D, starts, Wu, Wi = self._parts()
+        user = _ids(user, self.n_users, "user").astype(np.int64)
+        item = _ids(item, self.n_items, "item").astype(np.int64)
+        return _k.pair_scores(user, item, B, D, starts, Wu, Wi)
+
+
+# --------------------------------------------------------------------------- methods
+
+
+class Method:
+    """A trainable method (see the module docstring). Subclass and set the class attributes.
+
+    Attributes: ``name`` (registry name), ``label`` (short display name, as in
+    the paper's tables), ``description`` (one line), ``ranks_by``
+    (:data:`RANKS`), ``learns_codes`` (binary codes: a hashing method),
+    ``in_paper`` (reported in the paper's Table 1), ``model``
+    (the :class:`Fitted` subclass its arrays rebuild into), ``parallel_grid``
+    (its tuning points are independent, so a grid may train them in
+    parallel as runs of their own; False when :meth:`fit_grid` shares work).
+    """
+
+    name: str = ""
+    label: str = ""
+    description: str = ""
+    ranks_by: str = "score"
+    learns_codes: bool = False
+    in_paper: bool = False
+    model: type[Fitted] = Fitted
+    parallel_grid: bool = True
+
+    def __repr__(self) -> str:
+        return f"<method {self.name!r}: {self.label}, ranks by {self.ranks_by}>"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        """The full default config; must hold ``ties``, ``impl`` and, when tunable, ``tune``."""
+        raise NotImplementedError
+
+    def fit(self, split, bits: int, seed: int, config: dict, progress: bool = False) -> Fitted:
+        """Train one configuration on ``split.train`` (choose on ``split.valid`` only)."""
+        raise NotImplementedError
+
+    def grid(self, config: dict, bits: int) -> list[dict]:
+        """Tuning points of ``config`` (config overrides, one dict a point); ``[]``: not tuned.
+
+        The default: no grid. A tunable method returns, when ``config["tune"]``
+        is true, the points of its grids (each with ``tune=False``).
+        """
+        return []
+
+    def fit_grid(self, split, bits: int, seed: int, configs: Iterable[dict],
+                 progress: bool = False) -> Iterator[Fitted]:
+        """Fit several full configs in order; a method whose points share work overrides it."""
+        for cfg in configs:
+            yield self.fit(split, bits, seed, cfg, progress)
+
+    def from_arrays(self, bits: int, arrays: dict) -> Fitted:
+        """The fitted model of stored ``arrays`` (how this method's runs are re-scored)."""
+        return self.model.from_arrays(bits, arrays, self.ranks_by)

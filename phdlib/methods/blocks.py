@@ -1,0 +1,393 @@
+"""The discrete block model behind DCF (Zhang et al., SIGIR 2016) and CCCF.
+
+User codes ``B`` in {-1, 1}^(n_users x r) and item codes ``D`` in
+{-1, 1}^(n_items x r) minimise, over the observed training ratings,
+
+    sum_(u,i) (s_ui - <b_u, d_i>)^2  -  2 alpha tr(B^T X)  -  2 beta tr(D^T Y)
+
+where ``s`` is the rating scaled to [-r, r] (``2 r (s - s_min)/(s_max - s_min) - r``)
+and ``X`` (n_users x r), ``Y`` (n_items x r) are real, zero-mean per bit and
+decorrelated (``X^T X = n_users I``, ``Y^T Y = n_items I``): the relaxed
+balance and decorrelation constraints of the codes. A user ranks items by
+Hamming distance ``(r - <b_u, d_i>) / 2`` (smaller first).
+
+The algorithm, as in the reference MATLAB code
+(hanwangzhang/Discrete-Collaborative-Filtering):
+
+1. relaxed initialisation (:func:`relaxed_init`): the same problem with real
+   ``U``, ``V``, ridge terms ``alpha n_u |u|^2`` / ``beta n_i |v|^2``,
+   solved by alternating exact row updates and closed-form ``X``/``Y``;
+   then ``B = sign(U)``, ``D = sign(V)``;
+2. repeat up to ``max_iterations`` (50) times, stopping when no bit changes:
+   discrete coordinate descent on every user's code (bit by bit, up to
+   ``max_sweeps`` = 5 cyclic sweeps; :func:`phdlib.kernels.dcf.dcd_rows`),
+   then every item's, then ``X``, ``Y`` in closed form
+   (:func:`balanced_decorrelated`).
+
+Every step cannot increase the objective (:func:`objective`).
+
+The same machinery with several blocks of codes and a real weight per user
+and item per block is CCCF (:mod:`phdlib.methods.cccf`); DCF is the case of
+one block with unit weights, and :func:`fit_blocks` implements both.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..kernels import dcf as _k
+from .base import rating_arrays
+
+__all__ = ["RatingGraph", "BlockModel", "scale_ratings", "balanced_decorrelated", "relaxed_init",
+           "fit_blocks", "objective", "pair_scores"]
+
+
+# ---------------------------------------------------------------------------
+# data layout
+
+@dataclass
+class RatingGraph:
+    """Training ratings grouped by user and by item (two CSR layouts).
+
+    u_indptr int64 (n_users+1,), u_items int32 (nnz,): ratings by user, items
+    ascending within a user; i_indptr int64 (n_items+1,), i_users int32
+    (nnz,): the same ratings by item; i_pos int64 (nnz,): position in the
+    user layout of each entry of the item layout; rating float64 (nnz,): the
+    raw rating, user layout.
+    """
+
+    n_users: int
+    n_items: int
+    u_indptr: np.ndarray
+    u_items: np.ndarray
+    i_indptr: np.ndarray
+    i_users: np.ndarray
+    i_pos: np.ndarray
+    rating: np.ndarray
+
+    @property
+    def nnz(self) -> int:
+        return int(self.u_items.shape[0])
+
+    @classmethod
+    def from_arrays(cls, user, item, rating, n_users: int, n_items: int) -> "RatingGraph":
+        """From parallel arrays of user id, item id (ints) and rating (float)."""
+        user, item, rating = rating_arrays(user, item, rating, n_users, n_items)
+        order = np.lexsort((item, user))
+        u_indptr = np.zeros(n_users + 1, dtype=np.int64)
+        np.cumsum(np.bincount(user, minlength=n_users), out=u_indptr[1:])
+        u_items = np.ascontiguousarray(item[order].astype(np.int32))
+        u_users = user[order]
+        rat = np.ascontiguousarray(rating[order])
+        iorder = np.lexsort((u_users, u_items))
+        i_indptr = np.zeros(n_items + 1, dtype=np.int64)
+        np.cumsum(np.bincount(u_items, minlength=n_items), out=i_indptr[1:])
+        return cls(int(n_users), int(n_items), u_indptr, u_items, i_indptr,
+                   np.ascontiguousarray(u_users[iorder].astype(np.int32)),
+                   np.ascontiguousarray(iorder.astype(np.int64)), rat)
+
+    @classmethod
+    def from_ratings(cls, ratings, n_users: int, n_items: int) -> "RatingGraph":
+        """From a :class:`phdlib.data.Ratings` (fields user, item, rating)."""
+        for f in ("user", "item", "rating"):
+            if not hasattr(ratings, f):
+                raise TypeError(f"expected phdlib.data.Ratings; {type(ratings).__name__} has no field {f!r}")
+        return cls.from_arrays(ratings.user, ratings.item, ratings.rating, n_users, n_items)
+
+
+def scale_ratings(rating, lo: float, hi: float, scale: float) -> np.ndarray:
+    """Ratings mapped affinely from [lo, hi] to [-scale, scale] (DCF's footnote 2); float64."""
+    if not hi > lo:
+        raise ValueError(f"rating scale must have max > min, got ({lo}, {hi})")
+    s = (np.asarray(rating, dtype=np.float64) - lo) / (hi - lo)
+    return 2.0 * scale * s - scale
+
+
+# ---------------------------------------------------------------------------
+# the balance / decorrelation surrogate
+
+def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The ``X`` maximising ``tr(W^T X)`` s.t. ``1^T X = 0`` and ``X^T X = n I``.
+
+    W: (n, r) real (codes or relaxed vectors), n >= r + 1. Returns float64
+    (n, r). With the centred ``J W = P S Q^T`` (thin SVD; ``J`` removes column
+    means), ``X = sqrt(n) P Q^T`` (DCF's Eq. 16). Directions where ``J W`` is
+    rank deficient (e.g. a bit equal for every user) are completed with
+    random unit vectors orthogonal to ``1`` and to ``P`` (Gram-Schmidt on a
+    seeded random draw) and paired with the null right singular vectors, so
+    the constraints hold exactly whatever the rank. (The reference pairs the
+    completed left vectors with right vectors in eigenvalue order, which
+    keeps the constraints but not the optimum; we pair them correctly.)
+    """
+    W = np.asarray(W, dtype=np.float64)
+    n, r = W.shape
+    if n < r + 1:
+        raise ValueError(f"need more rows than bits + 1 for balanced codes, got n={n}, r={r}")
+    J = W - W.mean(axis=0)
+    P, s, Qt = np.linalg.svd(J, full_matrices=False)  # P (n, r), Qt (r, r)
+    tol = max(n, r) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
+    keep = s > max(tol, 1e-12)
+    k = int(keep.sum())
+    Pk = P[:, keep]
+    if k < r:
+        Z = rng.random((n, r - k))
+        Z -= Z.mean(axis=0)
+        for _ in range(2):  # twice is enough for orthogonality to rounding
+            Z -= Pk @ (Pk.T @ Z)
+            Z -= Z.mean(axis=0)
+            Z, _r = np.linalg.qr(Z)
+        Pk = np.hstack([Pk, Z])
+        Qt = np.vstack([Qt[keep], Qt[~keep]])
+    return np.sqrt(n) * (Pk @ Qt)
+
+
+# ---------------------------------------------------------------------------
+# the block model (DCF = one block with unit weights)
+
+@dataclass
+class BlockModel:
+    """Codes of a (block) DCF model.
+
+    B int8 (n_users, R), D int8 (n_items, R): ±1 codes, block ``b`` in
+    columns ``starts[b]:starts[b+1]`` (int64 (K+1,)); Wu float64
+    (n_users, K), Wi float64 (n_items, K): block weights (ones for DCF);
+    X, Y: per block float64 (n, r_b) surrogates; log: one dict per outer
+    iteration (objective, loss, flips, seconds).
+    """
+
+    B: np.ndarray
+    D: np.ndarray
+    starts: np.ndarray
+    Wu: np.ndarray
+    Wi: np.ndarray
+    X: list = field(default_factory=list)
+    Y: list = field(default_factory=list)
+    log: list = field(default_factory=list)
+    init_log: list = field(default_factory=list)
+
+
+def _blocks(B, starts):
+    return [np.ascontiguousarray(B[:, starts[b]:starts[b + 1]]) for b in range(len(starts) - 1)]
+
+
+def _predict_blocks(g, Bs, Ds, Wu, Wi):
+    preds = []
+    for b in range(len(Bs)):
+        out = np.empty(g.nnz)
+        _k.weighted_predictions(g.u_indptr, g.u_items, Wu[:, b].copy(), Wi[:, b].copy(), Bs[b], Ds[b], out)
+        preds.append(out)
+    return preds
+
+
+def objective(g: RatingGraph, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta) -> tuple[float, float]:
+    """(objective, squared loss) of the discrete block model.
+
+    target float64 (nnz,) in the user layout of ``g``; Bs, Ds, Xs, Ys: lists
+    over blocks of (n, r_b) arrays. objective = loss
+    - 2 alpha sum_b tr(B_b^T X_b) - 2 beta sum_b tr(D_b^T Y_b).
+    """
+    pred = np.sum(_predict_blocks(g, Bs, Ds, Wu, Wi), axis=0)
+    loss = float(_k.squared_error(g.u_indptr, g.u_items, target, pred))
+    tr = sum(alpha * float(np.sum(B * X)) + beta * float(np.sum(D * Y))
+             for B, D, X, Y in zip(Bs, Ds, Xs, Ys))
+    return loss - 2.0 * tr, loss
+
+
+def _refresh_block(g, Ls, Rs, Xs, Ys, b, wu, wi, preds, total, rng) -> None:
+    """After block ``b``'s rows moved: its ``X``, ``Y`` in closed form, then its predictions.
+
+    Ls, Rs: per-block user and item factors (real or ±1); preds: per-block
+    predictions float64 (nnz,); total: their sum, updated in place.
+    """
+    Xs[b] = balanced_decorrelated(Ls[b], rng)
+    Ys[b] = balanced_decorrelated(Rs[b], rng)
+    new = np.empty(g.nnz)
+    _k.weighted_predictions(g.u_indptr, g.u_items, wu, wi, Ls[b], Rs[b], new)
+    total += new - preds[b]
+    preds[b] = new
+
+
+def relaxed_init(g: RatingGraph, target, sizes, Wu, Wi, alpha, beta, rng, max_iterations=50, tol=1e-5,
+                 x_factor=1.0, count_weighted=True, progress=None):
+    """Relaxed initialisation (DCF's Eq. 17; CCCF_init.m for several blocks).
+
+    Minimises over real U_b (n_users, r_b), V_b (n_items, r_b)::
+
+        sum (target - sum_b w_u,b w_i,b <u_b, v_b>)^2
+        + alpha sum_u k_u |u|^2 + beta sum_i k_i |v|^2
+        - 2 alpha x_factor tr(U^T X) - 2 beta x_factor tr(V^T Y)
+
+    (``k_u = n_u`` if ``count_weighted`` else 1) by exact row updates block
+    after block, with ``X``, ``Y`` from :func:`balanced_decorrelated`. The
+    reference DCF code solves each row with ``2 alpha X`` although its own
+    objective gives ``alpha X``: ``x_factor=2`` reproduces it, ``1`` (our
+    default) follows the objective. Starts from uniform [0, 1] factors (as
+    the reference); stops after ``max_iterations`` rounds or when the largest
+    Frobenius change of U, V, X, Y is below ``max(n_users, n_items) * tol``
+    (the reference's rule). Returns (Us, Vs, Xs, Ys, log).
+    """
+    K = len(sizes)
+    Us = [rng.random((g.n_users, r)) for r in sizes]
+    Vs = [rng.random((g.n_items, r)) for r in sizes]
+    Xs = [balanced_decorrelated(U, rng) for U in Us]
+    Ys = [balanced_decorrelated(V, rng) for V in Vs]
+    preds = _predict_blocks(g, Us, Vs, Wu, Wi)
+    total = np.sum(preds, axis=0)
+    thresh = max(g.n_users, g.n_items) * tol
+    log = []
+    for it in range(1, max_iterations + 1):
+        t0 = time.perf_counter()
+        change = 0.0
+        for b in range(K):
+            wu, wi = Wu[:, b].copy(), Wi[:, b].copy()
+            resid = target - total + preds[b]
+            U0, V0, X0, Y0 = Us[b].copy(), Vs[b].copy(), Xs[b], Ys[b]
+            _k.ridge_rows(g.u_indptr, g.u_items, resid, wu, wi, Vs[b], float(alpha),
+                          bool(count_weighted), x_factor * alpha * Xs[b], Us[b])
+            _k.ridge_rows(g.i_indptr, g.i_users, resid[g.i_pos], wi, wu, Us[b], float(beta),
+                          bool(count_weighted), x_factor * beta * Ys[b], Vs[b])
+            _refresh_block(g, Us, Vs, Xs, Ys, b, wu, wi, preds, total, rng)
+            change = max(change, np.linalg.norm(Us[b] - U0), np.linalg.norm(Vs[b] - V0),
+                         np.linalg.norm(Xs[b] - X0), np.linalg.norm(Ys[b] - Y0))
+        loss = float(_k.squared_error(g.u_indptr, g.u_items, target, total))
+        log.append({"iteration": it, "loss": loss, "change": float(change),
+                    "seconds": time.perf_counter() - t0})
+        if progress is not None:
+            progress(f"init {it}: change {change:.3g}")
+        if change < thresh:
+            break
+    return Us, Vs, Xs, Ys, log
+
+
+def _sign(A):
+    S = np.where(A >= 0, 1, -1).astype(np.int8)  # sign with 0 -> +1, as the reference
+    return np.ascontiguousarray(S)
+
+
+def fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, **kwargs) -> BlockModel:
+    """Train a block DCF model; see :func:`_fit_blocks` for the arguments.
+
+    BLAS is held to one thread meanwhile: the kernels are parallel over rows
+    and call BLAS per row, and nested BLAS threads oversubscribe the cores.
+    """
+    import scipy.linalg.cython_blas  # noqa: F401  (load the BLAS numba calls, so that
+    import scipy.linalg.cython_lapack  # noqa: F401  threadpoolctl can see and limit it)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _fit_blocks(g, target, sizes, Wu, Wi, **kwargs)
+
+
+def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar):
+    """(Bs, Ds, Xs, Ys, init_log): the ±1 codes to start the discrete descent from."""
+    init_log = []
+    if init == "relaxed":
+        Us, Vs, Xs, Ys, init_log = relaxed_init(
+            g, target, sizes, Wu, Wi, alpha, beta, rng, **init_options,
+            progress=(pbar.set_postfix_str if pbar is not None else None))
+    elif init == "random":
+        Us = [rng.standard_normal((g.n_users, r)) for r in sizes]
+        Vs = [rng.standard_normal((g.n_items, r)) for r in sizes]
+        Xs = [balanced_decorrelated(U, rng) for U in Us]
+        Ys = [balanced_decorrelated(V, rng) for V in Vs]
+    else:
+        raise ValueError(f"init must be 'relaxed' or 'random', got {init!r}")
+    return [_sign(U) for U in Us], [_sign(V) for V in Vs], Xs, Ys, init_log
+
+
+def _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta, max_sweeps,
+                    rng) -> int:
+    """One outer iteration: every block's user codes, item codes, then X, Y. Returns bit flips.
+
+    Updates Bs, Ds, Xs, Ys, preds (lists, per block) and total (float64 (nnz,)) in place.
+    """
+    flips = 0
+    for b in range(len(Bs)):
+        wu, wi = Wu[:, b].copy(), Wi[:, b].copy()
+        resid = target - total + preds[b]
+        flips += int(_k.dcd_rows(g.u_indptr, g.u_items, resid, wu, wi, Bs[b], Ds[b],
+                                 alpha * Xs[b], int(max_sweeps)).sum())
+        flips += int(_k.dcd_rows(g.i_indptr, g.i_users, np.ascontiguousarray(resid[g.i_pos]),
+                                 wi, wu, Ds[b], Bs[b], beta * Ys[b], int(max_sweeps)).sum())
+        _refresh_block(g, Bs, Ds, Xs, Ys, b, wu, wi, preds, total, rng)
+    return flips
+
+
+def _weights(g, K, Wu, Wi):
+    Wu = np.ones((g.n_users, K)) if Wu is None else np.ascontiguousarray(Wu, dtype=np.float64)
+    Wi = np.ones((g.n_items, K)) if Wi is None else np.ascontiguousarray(Wi, dtype=np.float64)
+    if Wu.shape != (g.n_users, K) or Wi.shape != (g.n_items, K):
+        raise ValueError(f"weights must be ({g.n_users}, {K}) and ({g.n_items}, {K}), "
+                         f"got {Wu.shape} and {Wi.shape}")
+    return Wu, Wi
+
+
+def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, beta=0.001, seed=0,
+                max_iterations=50, max_sweeps=5, init="relaxed", init_max_iterations=50,
+                init_tol=1e-5, init_x_factor=1.0, init_count_weighted=True, tol=None,
+                callback: Callable | None = None, progress: bool = False) -> BlockModel:
+    """Train a block DCF model (DCF: ``sizes=[r]``, no weights).
+
+    g: the training ratings; target float64 (nnz,): scaled ratings in g's
+    user layout; sizes: bits per block; Wu (n_users, K), Wi (n_items, K)
+    float64 block weights (default ones); alpha, beta: trade-offs of the
+    balance terms; init: "relaxed" (:func:`relaxed_init`) or "random" (signs
+    of standard normal draws, CCCF's default); max_iterations: cap of outer
+    iterations; max_sweeps: cap of cyclic sweeps per code in one update;
+    tol: if given, also stop when the objective decreases by less than
+    ``max(n_users, n_items) * tol`` in an outer iteration (CCCF's rule).
+    Stops when no bit changes in an outer iteration. ``callback(it, model)``
+    runs after each outer iteration (e.g. to validate).
+    """
+    sizes = [int(r) for r in sizes]
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"block sizes must be positive integers, got {sizes}")
+    Wu, Wi = _weights(g, len(sizes), Wu, Wi)
+    target = np.ascontiguousarray(target, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    pbar = None
+    if progress:
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
+        pbar = tqdm(total=max_iterations, desc=f"DCF blocks {sizes}", leave=False)
+    init_options = {"max_iterations": init_max_iterations, "tol": init_tol,
+                    "x_factor": init_x_factor, "count_weighted": init_count_weighted}
+    Bs, Ds, Xs, Ys, init_log = _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init,
+                                            init_options, pbar)
+    preds = _predict_blocks(g, Bs, Ds, Wu, Wi)
+    total = np.sum(preds, axis=0)
+    model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log)
+    obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta)
+    model.log.append({"iteration": 0, "objective": obj, "loss": loss, "flips": 0, "seconds": 0.0})
+    for it in range(1, max_iterations + 1):
+        t0 = time.perf_counter()
+        flips = _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta,
+                                max_sweeps, rng)
+        prev = model.log[-1]["objective"]
+        obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta)
+        model.log.append({"iteration": it, "objective": obj, "loss": loss, "flips": flips,
+                          "seconds": time.perf_counter() - t0})
+        model.B, model.D = np.hstack(Bs), np.hstack(Ds)
+        if pbar is not None:
+            pbar.update(1)
+            pbar.set_postfix(flips=flips, obj=f"{obj:.4g}")
+        if callback is not None:
+            callback(it, model)
+        if flips == 0 or (tol is not None and prev - obj < max(g.n_users, g.n_items) * tol):
+            break
+    if pbar is not None:
+        pbar.close()
+    model.X, model.Y = Xs, Ys
+    return model
+
+
+def pair_scores(model: BlockModel, user, item) -> np.ndarray:
+    """float64 (p,): ``sum_b w_u,b w_i,b <b_u,b, d_i,b>`` for each (user, item) pair."""
+    return _k.pair_scores(np.ascontiguousarray(user, dtype=np.int64),
+                          np.ascontiguousarray(item, dtype=np.int64),
+                          model.B, model.D, model.starts, model.Wu, model.Wi)
+
+

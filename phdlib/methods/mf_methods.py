@@ -1,0 +1,213 @@
+"""The MF methods: MF (SGD, the paper's), MF-ALS (ours), MFmean and MFmedian.
+
+All four are tuned through the shared path (:mod:`phdlib.training`) over a
+grid of ``reg`` x ``epochs`` (x ``scope`` for the binarised ones), chosen on
+validation NDCG@10. Grid points with the same ``reg`` share one fit: it runs
+to the largest epoch count and is read at every count of the grid
+(:func:`fit_path`, memoised in the process, so MF, MFmean and MFmedian of
+one width share their SGD fits).
+"""
+from __future__ import annotations
+
+import time
+from itertools import groupby
+from typing import Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from .. import codes as C
+from .base import CodeModel, Method, VectorModel
+from .mf import SCOPES, THRESHOLDS, binarize, fit_als, fit_sgd
+
+#: Implementation revision, part of every MF config (hence of the results
+#: store's run key): bump it when a change alters what these methods compute.
+IMPL = 2
+
+_PATHS: dict = {}
+_PATHS_MAX = 12
+
+
+def fit_path(algorithm: str, split, dim: int, seed: int, reg: float, checkpoints: Iterable[int],
+             **options) -> dict:
+    """Factors after each of several epoch counts of one fit, memoised in the process.
+
+    algorithm: ``"sgd"`` (:func:`phdlib.methods.mf.fit_sgd`; options ``lr``,
+    ``init``) or ``"als"`` (:func:`phdlib.methods.mf.fit_als`; options
+    ``weighted``, ``init_scale``). checkpoints: epoch counts >= 1; the fit runs
+    to the largest. Returns ``{epochs: (P, Q, train_seconds)}`` with float32
+    factors and the training wall time (seconds) to reach that count. The
+    factors after ``n`` epochs equal those of a fit with ``epochs=n``. A
+    memoised fit that holds every requested count is reused.
+    """
+    checkpoints = tuple(sorted({int(c) for c in checkpoints}))
+    if not checkpoints or checkpoints[0] < 1:
+        raise ValueError(f"checkpoints must be epoch counts >= 1, got {checkpoints}")
+    key = (algorithm, split.fingerprint, int(dim), int(seed), float(reg),
+           tuple(sorted(options.items())))
+    if key in _PATHS and set(checkpoints) <= set(_PATHS[key]):
+        return _PATHS[key]
+    out = {}
+    clock = {"train": 0.0, "t": time.perf_counter()}
+
+    def cb(ep, P, Q):
+        clock["train"] += time.perf_counter() - clock["t"]
+        if ep in checkpoints:
+            out[ep] = (P.astype(np.float32), Q.astype(np.float32), clock["train"])
+        clock["t"] = time.perf_counter()
+
+    ds = split.dataset
+    fitter = {"sgd": fit_sgd, "als": fit_als}.get(algorithm)
+    if fitter is None:
+        raise ValueError(f"algorithm must be 'sgd' or 'als', got {algorithm!r}")
+    fitter(split.train, ds.n_users, ds.n_items, int(dim), reg, checkpoints[-1], seed=seed,
+           callback=cb, **options)
+    while len(_PATHS) >= _PATHS_MAX:
+        _PATHS.pop(next(iter(_PATHS)))
+    _PATHS[key] = out
+    return out
+
+
+def _trace(path: dict, epochs: int) -> pd.DataFrame:
+    """The training trace up to ``epochs``: the checkpoints reached, with their seconds."""
+    return pd.DataFrame([{"epoch": ep, "train_seconds": secs}
+                         for ep, (_, _, secs) in sorted(path.items()) if ep <= epochs])
+
+
+class _MFBase(Method):
+    """Shared by the MF methods: the SGD/ALS fit of one (reg, epochs) point, grouped grids."""
+
+    algorithm = "sgd"
+    parallel_grid = False  # points of one reg share one fit
+
+    def _options(self, config) -> dict:
+        if self.algorithm == "sgd":
+            return {"lr": float(config["lr"]), "init": config["init"]}
+        return {"weighted": bool(config["weighted"]), "init_scale": float(config["init_scale"])}
+
+    def grid(self, config: dict, bits: int) -> list[dict]:
+        if not config["tune"]:
+            return []
+        extra = [{"scope": s} for s in config["scopes"]] if "scopes" in config else [{}]
+        return [{"reg": float(r), "epochs": int(e), **x, "tune": False}
+                for r in config["reg_grid"] for e in sorted({int(e) for e in config["epochs_grid"]})
+                for x in extra]
+
+    def _from_factors(self, P, Q, secs, bits, config, trace):
+        """The fitted model of factors ``P``, ``Q`` trained for ``secs`` seconds."""
+        raise NotImplementedError
+
+    def fit(self, split, bits, seed, config, progress=False):
+        return next(self.fit_grid(split, bits, seed, [config], progress))
+
+    def fit_grid(self, split, bits, seed, configs, progress=False) -> Iterator:
+        """Fit every config; points of one ``reg`` share one fit to their largest epoch count."""
+        configs = list(configs)
+        for reg, group in groupby(configs, key=lambda c: float(c["reg"])):
+            group = list(group)
+            path = fit_path(self.algorithm, split, bits, seed, reg, [c["epochs"] for c in group],
+                            **self._options(group[0]))
+            for cfg in group:
+                P, Q, secs = path[int(cfg["epochs"])]
+                yield self._from_factors(P, Q, secs, int(bits), cfg, _trace(path, int(cfg["epochs"])))
+
+
+class VectorMF(_MFBase):
+    """MF ranked by the inner product of real vectors (``mf``: SGD; ``mf-als``: ALS)."""
+
+    ranks_by = "score"
+    model = VectorModel
+
+    def __init__(self, name, label, algorithm, in_paper, description, defaults):
+        self.name, self.label, self.algorithm = name, label, algorithm
+        self.in_paper, self.description, self._defaults = in_paper, description, defaults
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {**self._defaults, "ties": "expected", "impl": IMPL}
+
+    def _from_factors(self, P, Q, secs, bits, config, trace):
+        return VectorModel(bits, {"user_vectors": P, "item_vectors": Q}, "score", trace,
+                           {"train_seconds": secs})
+
+
+class BinarizedMF(_MFBase):
+    """MFmean / MFmedian: the paper's MF binarised per dimension, ranked by Hamming.
+
+    Its hyper-parameters are those of the MF it binarises (``reg``,
+    ``epochs`` of :func:`phdlib.methods.mf.fit_sgd` with the repository's
+    ``lr`` and ``init``) and the threshold's ``scope``
+    (:func:`phdlib.methods.mf.binarize`); the grid is ``reg_grid`` x
+    ``epochs_grid`` x ``scopes``, chosen on the validation NDCG@10 *of the
+    codes* (the MF that ranks best as real vectors is not the one that
+    binarises best).
+    """
+
+    ranks_by = "hamming"
+    learns_codes = True
+    in_paper = True
+    model = CodeModel
+
+    def __init__(self, name: str, threshold: str):
+        if threshold not in THRESHOLDS:
+            raise ValueError(f"threshold must be one of {THRESHOLDS}, got {threshold!r}")
+        self.name, self.threshold, self.label = name, threshold, f"MF{threshold}"
+        self.description = f"MF (SGD) binarised at each dimension's {threshold}"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {**SGD_DEFAULTS, "scopes": list(SCOPES), "reg": 0.1, "scope": "joint",
+                "ties": "expected", "impl": IMPL}
+
+    def _from_factors(self, P, Q, secs, bits, config, trace):
+        if config["scope"] not in SCOPES:
+            raise ValueError(f"{self.name}: scope {config['scope']!r} is not one of {SCOPES}")
+        bu, bi, tu, ti = binarize(P, Q, self.threshold, config["scope"])
+        arrays = {"user_codes": C.pack(bu, "bool").words, "item_codes": C.pack(bi, "bool").words,
+                  "user_thresholds": tu, "item_thresholds": ti}
+        info = {"train_seconds": secs, "user_ones": float(bu.mean()), "item_ones": float(bi.mean())}
+        return CodeModel(bits, arrays, "hamming", trace, info)
+
+
+#: MF as the paper ran it (the CCCF repository's ``MF.m``): lr 0.001, factors
+#: uniform in [0, 1]; grids of reg (powers of ten 0.001..10) and epochs; the
+#: single point (``tune=False``) is what the full grid chooses on ML-1M.
+SGD_DEFAULTS = {"lr": 0.001, "init": "uniform01", "tune": True,
+                "reg_grid": [0.001, 0.01, 0.1, 1.0, 10.0], "epochs_grid": [10, 20, 50, 100, 200],
+                "reg": 1.0, "epochs": 200}
+#: ALS-WR (Zhou et al. 2008): each row's ridge weight reg times its number of ratings.
+ALS_DEFAULTS = {"tune": True, "reg_grid": [0.025, 0.05, 0.1, 0.2, 0.4], "epochs_grid": [5, 10, 20],
+                "reg": 0.1, "epochs": 10, "weighted": True, "init_scale": 0.1}
+
+MF = VectorMF("mf", "MF", "sgd", True, "MF by SGD as in the CCCF repository (the paper's MF)",
+              SGD_DEFAULTS)
+MF_ALS = VectorMF("mf-als", "MF (ALS, ours)", "als", False, "MF by ALS-WR (our addition)",
+                  ALS_DEFAULTS)
+MF_MEAN = BinarizedMF("mf-mean", "mean")
+MF_MEDIAN = BinarizedMF("mf-median", "median")
+
+
+def binarization_variants(split, vectors: dict, thresholds=THRESHOLDS, scopes=SCOPES,
+                          ties: str = "expected") -> pd.DataFrame:
+    """Validation and test metrics of every binarisation of every set of vectors.
+
+    vectors: ``{label: (P, Q)}`` float arrays (n_users, dim), (n_items, dim).
+    One row per (label, threshold, scope): ``vectors``, ``threshold``,
+    ``scope``, ``valid_ndcg@10``, ``test_ndcg@5``, ``test_ndcg@10``,
+    ``test_mrr``, and the fraction of 1 bits of user and item codes. For
+    reading, not choosing: the methods choose on validation only.
+    """
+    from ..evaluation import evaluate, summarize
+
+    rows = []
+    for label, (P, Q) in vectors.items():
+        for th in thresholds:
+            for sc in scopes:
+                bu, bi, _, _ = binarize(P, Q, th, sc)
+                m = CodeModel(P.shape[1], {"user_codes": C.pack(bu, "bool").words,
+                                           "item_codes": C.pack(bi, "bool").words})
+                sv = summarize(evaluate(m, split.valid, ties))
+                st = summarize(evaluate(m, split.test, ties))
+                rows.append({"vectors": label, "threshold": th, "scope": sc,
+                             "valid_ndcg@10": sv["ndcg@10"], "test_ndcg@5": st["ndcg@5"],
+                             "test_ndcg@10": st["ndcg@10"], "test_mrr": st["mrr"],
+                             "user_ones": float(bu.mean()), "item_ones": float(bi.mean())})
+    return pd.DataFrame(rows)

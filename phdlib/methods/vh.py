@@ -1,0 +1,333 @@
+"""Training the variational hashing model (Section 4): the methods VH, VH_PHD, VH+bias.
+
+The model is :class:`phdlib.methods.vh_model.VHModel`. Training (released
+code ``code/model.py``): the target is the (noisy) rating mapped to
+``[-m, m]`` (``target_map``); the loss is the squared error between target
+and score, averaged over the batch, plus ``kl_weight`` times the KL
+divergence of every sampled code's Bernoulli distribution to Bernoulli(0.5)
+(weight 0 released). Gaussian noise of standard deviation ``noise_std``
+(rating units; 1 released) is added to each training rating, and the
+standard deviation is multiplied by ``noise_decay`` (0.9999) after every
+iteration. Adam, learning rate ``lr``, mini-batches of ``batch_size``
+ratings drawn from a fresh random permutation of the training split each
+epoch. The training budget is :mod:`phdlib.methods.stopping`.
+
+Tuning: with ``tune`` (the full profile), ``lr`` and ``train_sampling`` are
+chosen on validation NDCG@10 over ``lr_grid`` x ``train_sampling_grid``
+through the shared tuning path (:mod:`phdlib.training`), at ``tune_bits``
+(64) and reused at the other widths (the transfer is recorded in the run);
+the single-point
+defaults (:data:`LEARNING_RATE`, :data:`TRAIN_SAMPLING`) are the points that
+grid chooses on ML-1M with seed 0 (chapter "Variational hashing").
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..evaluation import evaluate_codes
+from .base import CodeModel, Method
+from .stopping import EarlyStopping
+from .vh_model import (DISTANCES, SAMPLINGS, TARGET_MAPS, VHModel, code_stats, default_threads,
+                       kl_bernoulli_half, make_adam, rating_target, resolve_device, torch_threads)
+
+#: The training-budget rule applied to VH and VH_PHD alike, chosen on
+#: validation data only (chapter "Variational hashing"): validate every 750
+#: iterations, patience 5 evaluations, but early stopping may start only at
+#: iteration 20,000 (the released code lets it start at once, which stops VH
+#: on its initial plateau, at chance).
+BUDGET = {"eval_every": 750, "patience": 5, "min_iterations": 20_000, "max_iterations": 200_000}
+
+#: Learning rate and training-time sampling of the single-point run
+#: (``tune=False``): the validation choice of the tuning grid at 64 bits on
+#: ML-1M, seed 0 (VH: 0.005 and deterministic training; VH_PHD: the paper's
+#: 0.001 and stochastic training).
+LEARNING_RATE = {"hamming": 0.005, "phd": 0.001}
+TRAIN_SAMPLING = {"hamming": "deterministic", "phd": "stochastic"}
+
+#: The tuning grid: learning rates of the paper's grid {0.005, 0.001} (0.0005
+#: only lengthens VH's plateau) and the released code's two samplings.
+LR_GRID = [0.005, 0.001]
+SAMPLING_GRID = ["stochastic", "deterministic"]
+
+#: Implementation revision, part of every config (hence of the run key).
+IMPL = 1
+
+
+def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
+                   user_bias: bool = False) -> dict:
+    """The full default config of the model (every knob of :func:`fit`)."""
+    if distance not in DISTANCES:
+        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+    cfg = {
+        "distance": distance, "user_bias": bool(user_bias),
+        "lr": LEARNING_RATE[distance], "train_sampling": TRAIN_SAMPLING[distance],
+        "tune": False, "tune_bits": 64, "lr_grid": list(LR_GRID),
+        "train_sampling_grid": list(SAMPLING_GRID),
+        "batch_size": 400, "init_range": 1.0, "eval_sampling": "deterministic",
+        "user_mask_grad": True, "target_map": "released", "noise_std": 1.0,
+        "noise_decay": 0.9999, "kl_weight": 0.0, "stop_metric": "ndcg@10",
+        "ties": "expected", "discount": "paper", "device": "auto", "impl": IMPL,
+    }
+    cfg.update(BUDGET)
+    return cfg
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ``ValueError`` naming the first config key whose value is not allowed."""
+    def choice(key, allowed):
+        if cfg[key] not in allowed:
+            raise ValueError(f"config {key!r} must be one of {allowed}, got {cfg[key]!r}")
+
+    def positive(key, integer=False):
+        v = cfg[key]
+        ok = (isinstance(v, (int, np.integer)) and not isinstance(v, bool)) if integer else \
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if not ok or v <= 0 or (not integer and not math.isfinite(v)):
+            kind = "integer" if integer else "number"
+            raise ValueError(f"config {key!r} must be a positive {kind}, got {v!r}")
+
+    choice("distance", DISTANCES)
+    choice("train_sampling", SAMPLINGS)
+    choice("eval_sampling", SAMPLINGS)
+    choice("target_map", TARGET_MAPS)
+    choice("stop_metric", ("ndcg@5", "ndcg@10", "mrr"))
+    for k in ("lr", "init_range"):
+        positive(k)
+    for k in ("batch_size", "eval_every", "patience", "max_iterations"):
+        positive(k, integer=True)
+    for k in ("noise_std", "kl_weight", "min_iterations"):
+        if cfg[k] < 0:
+            raise ValueError(f"config {k!r} must be >= 0, got {cfg[k]!r}")
+    if not (0 < cfg["noise_decay"] <= 1):
+        raise ValueError(f"config 'noise_decay' must be in (0, 1], got {cfg['noise_decay']!r}")
+    for k in ("user_mask_grad", "user_bias"):
+        if not isinstance(cfg[k], bool):
+            raise ValueError(f"config {k!r} must be true or false, got {cfg[k]!r}")
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` returns.
+
+    model: the trained :class:`VHModel` holding the best state; log: one row per
+    evaluation (iteration, seconds, train_seconds, train_loss, noise_std,
+    valid ndcg@5 / ndcg@10 / mrr, user/item bit statistics, best); best_iteration,
+    iterations (run), stop_reason; ms_per_iteration: mean training time per
+    iteration (no evaluation), milliseconds.
+    """
+
+    model: VHModel
+    log: pd.DataFrame
+    best_iteration: int
+    iterations: int
+    stop_reason: str
+    train_seconds: float
+    seconds_to_best: float
+    ms_per_iteration: float
+
+
+def _earliest_stop(stopper: EarlyStopping, it: int, every: int) -> int:
+    """Iteration of the earliest possible stop from here (for the progress bar)."""
+    nxt = it + (stopper.patience - stopper.bad) * every
+    start = -(-stopper.min_iterations // every) * every
+    return int(min(max(nxt, start), stopper.max_iterations + every - 1))
+
+
+class _Trainer:
+    """One training run's state: data on the device, model, optimiser, generators."""
+
+    def __init__(self, train, n_users, n_items, bits, rating_scale, cfg, seed):
+        device = resolve_device(cfg["device"])
+        torch.manual_seed(seed)
+        gen = torch.Generator(device="cpu").manual_seed(int(seed))
+        self.gen = gen if device == "cpu" else torch.Generator(device=device).manual_seed(int(seed))
+        self.rng = np.random.default_rng(seed)
+        self.model = VHModel(n_users, n_items, bits, cfg["distance"], cfg["init_range"],
+                             cfg["user_mask_grad"], device=device, generator=gen,
+                             user_bias=cfg["user_bias"])
+        self.opt = make_adam(self.model.parameters(), cfg["lr"])
+        self.eval_gen = (torch.Generator(device=device).manual_seed(int(seed) + 1)
+                         if cfg["eval_sampling"] == "stochastic" else None)
+        self.tu = torch.as_tensor(np.asarray(train.user, dtype=np.int64), device=device)
+        self.ti = torch.as_tensor(np.asarray(train.item, dtype=np.int64), device=device)
+        self.tr = torch.as_tensor(np.asarray(train.rating, dtype=np.float32), device=device)
+        if int(self.tu.shape[0]) == 0:
+            raise ValueError("the training split is empty")
+        self.cfg, self.bits, self.scale, self.device = cfg, bits, rating_scale, device
+        self.noise = float(cfg["noise_std"])
+        self._buf = np.empty(0, dtype=np.int64)
+        self.loss_acc, self.loss_n, self.it = 0.0, 0, 0
+
+    def _batch(self):
+        B, n = int(self.cfg["batch_size"]), int(self.tu.shape[0])
+        while self._buf.shape[0] < B:
+            self._buf = np.concatenate([self._buf, self.rng.permutation(n)])
+        idx, self._buf = self._buf[:B], self._buf[B:]
+        return torch.as_tensor(idx, device=self.device)
+
+    def steps(self, count: int) -> None:
+        """``count`` optimisation steps; the loss is sampled every 50th step."""
+        cfg, B = self.cfg, int(self.cfg["batch_size"])
+        stochastic = cfg["train_sampling"] == "stochastic"
+        for _ in range(count):
+            idx = self._batch()
+            r = self.tr[idx]
+            if self.noise > 0:
+                eps = torch.as_tensor(self.rng.standard_normal(B).astype(np.float32), device=self.device)
+                r = r + eps * self.noise
+            target = rating_target(r, self.bits, self.scale, cfg["target_map"])
+            score, pu, pi = self.model(self.tu[idx], self.ti[idx], stochastic, self.gen)
+            loss = ((target - score) ** 2).mean()
+            if cfg["kl_weight"] > 0:
+                loss = loss + cfg["kl_weight"] * (kl_bernoulli_half(pu) + kl_bernoulli_half(pi)).mean()
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            self.noise *= cfg["noise_decay"]
+            if self.it % 50 == 0:
+                self.loss_acc += float(loss.detach())
+                self.loss_n += 1
+            self.it += 1
+
+    def validate(self, valid) -> tuple[dict, object, object]:
+        """Validation metrics of the current codes, and the codes."""
+        uc, ic = self.model.codes(self.eval_gen is not None, self.eval_gen)
+        per_user = evaluate_codes(uc, ic, valid, self.cfg["distance"], ties=self.cfg["ties"],
+                                  discount=self.cfg["discount"])
+        return {k: float(per_user[k].mean()) for k in ("ndcg@5", "ndcg@10", "mrr")}, uc, ic
+
+
+def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, config: dict,
+        seed: int = 0, progress: bool = False, callback=None, threads: int | None = None) -> FitResult:
+    """Train one model on ``train`` (a ``Ratings``), select on ``valid``.
+
+    config: as :func:`default_config` (checked here). Randomness: the
+    embeddings' initialisation and the sampling come from a ``torch.Generator``
+    seeded with ``seed``; the batch order and the rating noise from
+    ``numpy.random.default_rng(seed)``. On CPU the same seed gives the same
+    numbers. ``callback(row)`` is called with each log row. ``threads``: torch
+    CPU threads while training (default :func:`default_threads`).
+    """
+    with torch_threads(threads or default_threads()):
+        cfg = dict(config)
+        check_config(cfg)
+        return _fit(_Trainer(train, n_users, n_items, bits, rating_scale, cfg, seed), valid,
+                    progress, callback)
+
+
+def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
+    cfg, threads = tr.cfg, torch.get_num_threads()
+    stopper = EarlyStopping(cfg["patience"], cfg["min_iterations"], cfg["max_iterations"])
+    every = int(cfg["eval_every"])
+    rows, best_state, train_time, t_start = [], tr.model.state(), 0.0, time.perf_counter()
+    seconds_to_best, bar = 0.0, None
+    if progress:
+        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
+
+        name = {"phd": "VH_PHD"}.get(cfg["distance"], "VH+bias" if cfg["user_bias"] else "VH")
+        bar = tqdm(total=_earliest_stop(stopper, 0, every), desc=f"{name}-{tr.bits}", unit="it",
+                   mininterval=1.0, leave=False)
+    while not stopper.stop:
+        t0 = time.perf_counter()
+        tr.steps(every)
+        train_time += time.perf_counter() - t0
+        s, uc, ic = tr.validate(valid)
+        # Numba's parallel kernels (OpenMP layer) can reset the thread count
+        # shared with PyTorch; an oversubscribed torch is many times slower.
+        torch.set_num_threads(threads)
+        row = {"iteration": tr.it, "seconds": time.perf_counter() - t_start,
+               "train_seconds": train_time, "train_loss": tr.loss_acc / max(tr.loss_n, 1),
+               "noise_std": tr.noise, **{f"valid_{k}": v for k, v in s.items()},
+               **code_stats(uc, ic)}
+        tr.loss_acc, tr.loss_n = 0.0, 0
+        if stopper.update(tr.it, s[cfg["stop_metric"]]):
+            best_state, seconds_to_best = tr.model.state(), row["seconds"]
+        row["best"] = stopper.best
+        rows.append(row)
+        if callback is not None:
+            callback(row)
+        if bar is not None:
+            bar.update(every)
+            bar.total = tr.it if stopper.stop else _earliest_stop(stopper, tr.it, every)
+            bar.set_postfix({"valid_ndcg@10": f"{s['ndcg@10']:.4f}", "best": f"{stopper.best:.4f}"})
+    if bar is not None:
+        bar.close()
+    tr.model.load_state(best_state)
+    return FitResult(model=tr.model, log=pd.DataFrame(rows), best_iteration=stopper.best_iteration,
+                     iterations=tr.it, stop_reason=stopper.reason, train_seconds=train_time,
+                     seconds_to_best=seconds_to_best,
+                     ms_per_iteration=1000.0 * train_time / max(tr.it, 1))
+
+
+# --------------------------------------------------------------------------- the methods
+
+
+class VHMethod(Method):
+    """VH (Hamming), VH_PHD (PHD) or VH with a per-user training bias, as one method each."""
+
+    learns_codes = True
+    model = CodeModel
+
+    def __init__(self, name: str, distance: str, label: str, in_paper: bool,
+                 user_bias: bool = False, description: str = ""):
+        self.name, self.distance, self.label = name, distance, label
+        self.ranks_by, self.in_paper, self.user_bias = distance, in_paper, user_bias
+        self.description = description
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        cfg = default_config(self.distance, dataset, bits, self.user_bias)
+        cfg["tune"] = True
+        return cfg
+
+    def grid(self, config: dict, bits: int) -> list[dict]:
+        if not config["tune"]:
+            return []
+        return [{"lr": float(lr), "train_sampling": s, "tune": False}
+                for lr in config["lr_grid"] for s in config["train_sampling_grid"]]
+
+    def fit(self, split, bits: int, seed: int, config: dict, progress: bool = False) -> CodeModel:
+        """Train on ``split.train``, keep the best state on ``split.valid``; packed codes out.
+
+        The codes are drawn at the best state: deterministically, or (with
+        ``eval_sampling="stochastic"``) one sample per user and item from a
+        generator seeded ``seed + 2``. The log is the training trace of
+        :func:`fit`; info holds iterations, the best iteration, timings and
+        the stop reason.
+        """
+        cfg = dict(config)
+        if cfg.get("distance") != self.distance or cfg.get("user_bias") != self.user_bias:
+            raise ValueError(f"method {self.name!r} trains distance {self.distance!r} with "
+                             f"user_bias={self.user_bias}; config has distance="
+                             f"{cfg.get('distance')!r}, user_bias={cfg.get('user_bias')!r}")
+        bits = int(bits)
+        if bits < 1:
+            raise ValueError(f"bits must be a positive integer, got {bits}")
+        ds = split.dataset
+        with torch_threads(default_threads()):
+            res = fit(split.train, split.valid, ds.n_users, ds.n_items, bits, ds.rating_scale, cfg,
+                      seed=seed, progress=progress)
+            stochastic = cfg["eval_sampling"] == "stochastic"
+            gen = torch.Generator(device=res.model.device).manual_seed(int(seed) + 2) if stochastic else None
+            uc, ic = res.model.codes(stochastic, gen)
+        info = {"best_iteration": int(res.best_iteration), "iterations": int(res.iterations),
+                "seconds_to_best": float(res.seconds_to_best), "train_seconds": float(res.train_seconds),
+                "ms_per_iteration": float(res.ms_per_iteration), "stop_reason": res.stop_reason,
+                "device": resolve_device(cfg["device"]), "torch_threads": default_threads()}
+        return CodeModel(bits, {"user_codes": uc.words, "item_codes": ic.words}, self.distance,
+                         res.log, info)
+
+
+VH = VHMethod("vh", "hamming", "VH", True, description="variational hashing, Hamming distance")
+VH_PHD = VHMethod("vh-phd", "phd", "VH_PHD", True,
+                  description="variational hashing, projected Hamming dissimilarity")
+VH_BIAS = VHMethod("vh-bias", "hamming", "VH+bias (ours)", False, user_bias=True,
+                   description="VH with a learned per-user bias in training (ranking by Hamming)")

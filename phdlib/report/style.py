@@ -1,0 +1,40 @@
+"""Presentation shared by every table and figure: labels, colours, number format.
+
+Method labels come from the registry (:func:`phdlib.methods.label`); metric
+names and labels from :mod:`phdlib.metrics`. Only the line colours of the
+figures are a presentation choice made here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import methods
+from ..metrics import METRIC_LABELS, METRICS
+
+__all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "MF", "label", "fmt_value"]
+
+#: The paper's model, the method VH_PHD (Table 1's Delta% row is its gain).
+PHD = "vh-phd"
+#: The paper's real-valued reference, MF (finding 4, the order of Figure 1).
+MF = "mf"
+
+#: Line colour of each method in the figures (matplotlib colour names);
+#: a method not listed gets matplotlib's next colour.
+COLORS: dict[str, str] = {"cccf": "tab:green", "dcf": "tab:orange", "vh": "tab:blue",
+                          "vh-phd": "tab:red", "mf": "black", "mf-als": "tab:gray",
+                          "item-mean": "tab:purple"}
+
+
+def label(method: str) -> str:
+    """Display label of ``method`` (:func:`phdlib.methods.label`; the name when unknown)."""
+    return methods.label(method)
+
+
+def fmt_value(v: float, std: float = np.nan, mark: str = "") -> str:
+    """A metric value as Table 1 prints it: ``.7267``, ``.7267 ± .0012*``, ``–`` for NaN."""
+    if v is None or np.isnan(v):
+        return "–"
+    s = f"{v:.4f}".lstrip("0") if v >= 0 else f"-{abs(v):.4f}".replace("-0.", "-.")
+    if not np.isnan(std):
+        s += f" ± {std:.4f}".replace("0.", ".", 1)
+    return s + mark

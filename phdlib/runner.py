@@ -1,0 +1,238 @@
+"""Running a grid of cells through the results store, on one machine or a Dask cluster.
+
+:func:`run_grid` trains only the cells (:class:`phdlib.experiments.Cell`)
+that the store does not hold yet, so an interrupted grid resumes where it
+stopped (a run is stored atomically by :func:`phdlib.training.run`, complete
+or absent), in parallel with joblib, and writes a manifest (provenance)
+beside the runs in ``<results>/_grids/``. :func:`status` says which cells
+are stored. See :mod:`phdlib.experiments` for the parallel backends.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import time
+import traceback
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from . import __version__, methods, results, training
+from .io import write_json
+
+
+def _load_split(dataset: str, split_seed: int, data_dir):
+    from .experiments import load_split  # experiments imports this module
+
+    return load_split(dataset, split_seed, data_dir)
+
+
+def _root(root) -> Path:
+    return Path(root) if root is not None else results.results_dir()
+
+
+def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
+    """One row per cell: ``cell``, ``status`` (stored / missing), ``key``, ``path``."""
+    root = _root(root)
+    rows = []
+    for c in cells:
+        row = {"cell": c, "dataset": c.dataset, "method": c.method, "bits": c.bits,
+               "seed": c.seed, "options": ",".join(f"{k}={v}" for k, v in c.options),
+               "key": None, "path": None, "status": "missing", "error": None}
+        cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
+        split = _load_split(c.dataset, c.split_seed, data_dir)
+        key = results.run_key(c.method, c.dataset, c.bits, c.seed, cfg, split.fingerprint)
+        path = results.run_path(c.method, c.dataset, key, root)
+        row.update(key=key, path=str(path))
+        if (path / "meta.json").is_file():
+            row["status"] = "stored"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _run_cell(cell, root: str, data_dir: str | None) -> dict:
+    """Worker: train one cell through the store. Returns a small picklable dict."""
+    t0 = time.perf_counter()
+    try:
+        split = _load_split(cell.dataset, cell.split_seed, data_dir)
+        run = training.run(cell.method, split, cell.bits, seed=cell.seed, overrides=cell.overrides,
+                          progress=False, root=Path(root))
+        return {"cell": cell, "ok": True, "seconds": time.perf_counter() - t0,
+                "train_seconds": float(run.wall_seconds), "key": run.key,
+                "path": str(run.path) if run.path else None, "metrics": dict(run.metrics),
+                "host": socket.gethostname(), "pid": os.getpid(), "error": None}
+    except Exception as exc:  # recorded, reported, and re-raised by run_grid if asked
+        return {"cell": cell, "ok": False, "seconds": time.perf_counter() - t0,
+                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
+                "host": socket.gethostname(), "pid": os.getpid()}
+
+
+def _cost(cell) -> int:
+    """Rough relative cost, to start the slowest cells first."""
+    return {"vh": 6, "dcf": 5, "cccf": 5, "vh-phd": 3, "mf": 2, "mf-mean": 2, "mf-median": 2,
+            "mf-als": 2}.get(cell.method, 1) * (2 if cell.bits >= 64 else 1)
+
+
+def _git_commit() -> str | None:
+    try:
+        here = Path(__file__).resolve().parent.parent
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                              text=True, timeout=5).stdout.strip() or None
+    except Exception:
+        return None
+
+
+class GridError(RuntimeError):
+    """One or more cells of a grid failed; ``report`` holds every cell's outcome."""
+
+    def __init__(self, message: str, report: pd.DataFrame):
+        super().__init__(message)
+        self.report = report
+
+
+def grid_cells(cells: Iterable) -> list:
+    """Tuning points of the given cells, as cells of their own (for parallel tuning).
+
+    A cell whose method tunes over a grid of independent points
+    (:attr:`phdlib.methods.Method.parallel_grid`) expands into one cell per
+    point (at the width and seed grids are tuned at: ``tune_bits`` when set,
+    :data:`phdlib.training.TUNE_SEED`); the tuned cell then only assembles
+    the stored points. Methods whose points
+    share work (MF's epoch counts) stay whole.
+    """
+    from .experiments import Cell, freeze
+
+    out = {}
+    for c in cells:
+        method = methods.get(c.method)
+        if not method.parallel_grid:
+            continue
+        cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
+        bits = int(cfg.get("tune_bits") or c.bits)
+        for pt in method.grid(cfg, bits):
+            ov = {**c.overrides, **pt}
+            out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, freeze(ov), c.split_seed)] = None
+    return list(out)
+
+
+def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, progress, name,
+             outcomes: list) -> None:
+    """Run ``todo`` with joblib; record each outcome in ``st`` (and its twins)."""
+    import joblib
+    from tqdm import tqdm
+
+    pos = {c: i for i, c in enumerate(st["cell"])}
+    par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
+    bar = tqdm(total=len(todo), desc=f"{name}: cells", unit="run", disable=not progress)
+    try:
+        for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir))
+                       for c in todo):
+            outcomes.append(out)
+            key = st.at[pos[out["cell"]], "key"]
+            for j, twin in enumerate(twins[key]):
+                i = pos[twin]
+                st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
+                if out["ok"]:
+                    st.at[i, "status"] = "ran" if j == 0 else "stored"
+                    st.at[i, "key"] = out["key"]
+                    st.at[i, "path"] = out["path"]
+                    st.at[i, "ndcg@10"] = out["metrics"].get("ndcg@10", float("nan"))
+                else:
+                    st.at[i, "status"] = "failed"
+                    st.at[i, "error"] = out["error"]
+            bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
+                                f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
+            bar.update(1)
+    finally:
+        bar.close()
+
+
+def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
+    """Cells to run (one per key; the slowest first) and the twins of each key."""
+    todo, twins = [], {}
+    for c, s, k in zip(st["cell"], st["status"], st["key"]):
+        if s != "missing" or (cells is not None and c not in cells):
+            continue
+        if k in twins:
+            twins[k].append(c)
+        else:
+            twins[k] = [c]
+            todo.append(c)
+    todo.sort(key=_cost, reverse=True)
+    return todo, twins
+
+
+def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
+             progress: bool = True, errors: str = "raise", name: str = "grid") -> pd.DataFrame:
+    """Run the cells the store lacks; return one row per cell.
+
+    Tuning points of the missing cells (:func:`grid_cells`) run first, as
+    cells of their own, so a grid is tuned in parallel; then the cells
+    themselves. jobs: joblib ``n_jobs`` (None: 1, or whatever an enclosing
+    ``joblib.parallel_config`` sets, e.g. the dask backend). errors:
+    ``"raise"`` raises :class:`GridError` after every cell has been tried,
+    ``"record"`` only records failures in the report. Columns: cell fields,
+    ``status`` (stored / ran / failed), ``seconds`` (wall time of the cell in
+    this call), ``key``, ``path``, ``ndcg@10``, ``error``. A manifest with the
+    provenance of the call is written to ``<root>/_grids/<name>-<UTC time>.json``.
+    """
+    if errors not in ("raise", "record"):
+        raise ValueError(f"errors must be 'raise' or 'record', got {errors!r}")
+    cells = list(dict.fromkeys(cells))
+    root = _root(root)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    t_start = time.perf_counter()
+    st = status(cells, root=root, data_dir=data_dir)
+    missing = [c for c, s in zip(st["cell"], st["status"]) if s == "missing"]
+    points = [c for c in grid_cells(missing) if c not in set(cells)]
+    if points:
+        st = pd.concat([status(points, root=root, data_dir=data_dir), st], ignore_index=True)
+    st["seconds"] = 0.0
+    st["ndcg@10"] = float("nan")
+    outcomes: list = []
+    for phase in (set(points), set(cells)):
+        todo, twins = _missing(st, phase)
+        if todo:
+            _execute(st, todo, twins, jobs, root, data_dir, progress, name, outcomes)
+    for i, row in st.iterrows():  # metrics of cells that were already stored
+        if row["status"] == "stored" and not row["ndcg@10"] == row["ndcg@10"]:
+            meta = json.loads((Path(row["path"]) / "meta.json").read_text())
+            st.at[i, "ndcg@10"] = meta.get("metrics", {}).get("ndcg@10", float("nan"))
+    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    _write_manifest(root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs)
+    st = st[st["cell"].isin(set(cells))].reset_index(drop=True)
+    failed = st[st["status"] == "failed"]
+    if len(failed) and errors == "raise":
+        msg = "; ".join(f"{c.label()}: {e}" for c, e in zip(failed["cell"], failed["error"]))
+        raise GridError(f"{len(failed)} of {len(st)} cells failed: {msg}", st)
+    return st
+
+
+def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, started: str,
+                    finished: str, seconds: float, jobs) -> Path:
+    import joblib
+
+    backend = joblib.parallel.get_active_backend()[0]
+    manifest = {
+        "name": name, "started": started, "finished": finished, "wall_seconds": seconds,
+        "phdlib": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
+        "host": socket.gethostname(), "platform": platform.platform(), "jobs": jobs,
+        "backend": type(backend).__name__,
+        "cells": [
+            {"label": r["cell"].label(), "dataset": r["dataset"], "method": r["method"],
+             "bits": int(r["bits"]), "seed": int(r["seed"]), "options": dict(r["cell"].options),
+             "split_seed": r["cell"].split_seed, "status": r["status"], "key": r["key"],
+             "seconds": float(r["seconds"]), "error": r["error"]}
+            for _, r in st.iterrows()
+        ],
+        "workers": sorted({f"{o['host']}:{o['pid']}" for o in outcomes}),
+    }
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return write_json(root / "_grids" / f"{name}-{stamp}-{uuid.uuid4().hex[:8]}.json", manifest)
+
+

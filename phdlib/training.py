@@ -1,0 +1,193 @@
+"""Training, tuning and storing any method: the shared path behind the method contract.
+
+- :func:`run`: resolve a method's config, reuse the stored run with the same
+  inputs, else fit (or tune) it, evaluate it and store it. Returns a
+  :class:`phdlib.results.Run`.
+- :func:`tune`: the one tuning path. A method's :meth:`~phdlib.methods.Method.grid`
+  gives the points; each point is a run of its own (stored, reused, so a
+  grid resumes where it stopped); the point with the best validation
+  NDCG@10 is chosen (the first in grid order on a tie); the tuned run is
+  the chosen point's model, metrics and training log, with the grid as a
+  table beside it. Grids are tuned at seed :data:`TUNE_SEED` (and at
+  ``config["tune_bits"]`` where a method sets it); other seeds and widths
+  reuse that choice (:func:`transfer`) (:attr:`phdlib.results.Run.grid`: one row per point, its
+  values, validation metrics, and test metrics for reading only).
+- :func:`evaluate_fitted`: a fitted model's test and validation metrics, as
+  every run records them.
+- :func:`fitted`: the :class:`~phdlib.methods.Fitted` model of a stored run,
+  for re-scoring it (:mod:`phdlib.evaluation`).
+"""
+from __future__ import annotations
+
+import time
+from numbers import Number
+
+import numpy as np
+import pandas as pd
+
+from . import methods, results
+from .evaluation import evaluate, summarize
+from .metrics import METRICS
+
+__all__ = ["run", "tune", "transfer", "evaluate_fitted", "fitted", "make_run", "grid_table"]
+
+#: The metric a tuning grid chooses on (validation split).
+CHOOSE_ON = "valid_ndcg@10"
+#: The model seed every grid is tuned at; runs of other seeds reuse its choice.
+TUNE_SEED = 0
+
+
+def fitted(run: results.Run) -> methods.Fitted:
+    """The fitted model of a stored run (needs its arrays), rebuilt by its method."""
+    if not run.arrays:
+        raise ValueError(f"run {run.method!r} at {run.path} was loaded without arrays; "
+                         f"load it with arrays=True to re-score it")
+    return methods.get(run.method).from_arrays(run.bits, run.arrays)
+
+
+def evaluate_fitted(model: methods.Fitted, split, ties: str, discount: str = "paper"):
+    """(per-user test metrics, summary) of ``model`` on ``split``.
+
+    The summary holds the test means (``ndcg@5``, ``ndcg@10``, ``mrr``,
+    ``users``), the NDCG under the other discount (``released:ndcg@5`` ...
+    or ``paper:...``) and the validation means (``valid_ndcg@5`` ...).
+    """
+    per_user = evaluate(model, split.test, ties=ties, discount=discount)
+    summary = summarize(per_user)
+    other = "released" if discount == "paper" else "paper"
+    alt = summarize(evaluate(model, split.test, ties=ties, discount=other))
+    summary.update({f"{other}:{k}": v for k, v in alt.items() if k.startswith("ndcg@")})
+    valid = summarize(evaluate(model, split.valid, ties=ties, discount=discount))
+    summary.update({f"valid_{k}": valid[k] for k in METRICS})
+    return per_user, summary
+
+
+def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
+             model: methods.Fitted, seconds: float) -> results.Run:
+    """Evaluate ``model`` and wrap it as a run (not stored).
+
+    Scalars of ``model.info`` join the metrics; other values go to ``extra``.
+    """
+    per_user, summary = evaluate_fitted(model, split, config["ties"], config.get("discount", "paper"))
+    extra = {"label": method.label, "ranks_by": method.ranks_by}
+    for k, v in model.info.items():
+        if isinstance(v, (Number, np.number, bool, np.bool_)) and k not in summary:
+            summary[k] = v.item() if isinstance(v, np.generic) else v
+        else:
+            extra[k] = v
+    return results.Run(method=method.name, dataset=split.dataset.name, bits=int(bits),
+                       seed=int(seed), config=dict(config), metrics=summary, per_user=per_user,
+                       fingerprint=split.fingerprint, wall_seconds=float(seconds),
+                       arrays=dict(model.arrays), log=model.log, extra=extra)
+
+
+def _grid_row(point: dict, r: results.Run) -> dict:
+    row = {k: (str(v) if isinstance(v, list) else v) for k, v in point.items() if k != "tune"}
+    row["train_seconds"] = r.metrics.get("train_seconds", r.wall_seconds)
+    if "train_cpu_seconds" in r.metrics:
+        row["train_cpu_seconds"] = r.metrics["train_cpu_seconds"]
+    row.update({f"valid_{k}": r.metrics[f"valid_{k}"] for k in METRICS})
+    row.update({f"test_{k}": r.metrics[k] for k in METRICS})
+    return row
+
+
+def tune(method: methods.Method, split, bits: int, seed: int, config: dict, points: list[dict],
+         reuse: bool = True, store: bool = True, progress: bool = False, root=None) -> results.Run:
+    """Run every grid point as its own run and return the tuned run (see the module docstring).
+
+    Points already in the store are reused; the others are fitted together
+    through :meth:`~phdlib.methods.Method.fit_grid` (so points that share
+    work, like MF's epoch counts, share it) and stored one by one.
+    """
+    from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
+
+    t0 = time.perf_counter()
+    configs = [{**config, **pt} for pt in points]
+    ds, fp = split.dataset.name, split.fingerprint
+    runs = [results.find(method.name, ds, bits, seed, c, fp, root=root) if reuse else None
+            for c in configs]
+    todo = [i for i, r in enumerate(runs) if r is None]
+    bar = tqdm(total=len(configs), initial=len(configs) - len(todo), disable=not progress,
+               desc=f"{method.name} {bits}b grid", unit="point", leave=False)
+    fits = method.fit_grid(split, bits, seed, [configs[i] for i in todo], False)
+    for i in todo:
+        t = time.perf_counter()
+        model = next(fits)
+        runs[i] = make_run(method, split, bits, seed, configs[i], model, time.perf_counter() - t)
+        if store:
+            results.save(runs[i], root=root)
+        bar.update(1)
+    bar.close()
+    grid = pd.DataFrame([_grid_row(pt, r) for pt, r in zip(points, runs)])
+    best = int(np.argmax(grid[CHOOSE_ON].to_numpy()))
+    grid["chosen"] = np.arange(len(grid)) == best
+    chosen = runs[best]
+    metrics = {**chosen.metrics, "grid_seconds": time.perf_counter() - t0, "grid_points": len(points)}
+    extra = {**chosen.extra, "chosen_on": f"validation {CHOOSE_ON[6:]}, ties={config['ties']}",
+             "chosen": {k: v for k, v in points[best].items() if k != "tune"},
+             "chosen_key": chosen.key}
+    return results.Run(method=method.name, dataset=ds, bits=int(bits), seed=int(seed),
+                       config=dict(config), metrics=metrics, per_user=chosen.per_user,
+                       fingerprint=fp, wall_seconds=time.perf_counter() - t0,
+                       arrays=chosen.arrays, log=chosen.log, grid=grid, extra=extra)
+
+
+def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: int,
+             reuse: bool = True, store: bool = True, progress: bool = False, root=None):
+    """A run at ``bits`` and ``seed`` with the configuration chosen by the grid at
+    ``tune_bits`` and seed :data:`TUNE_SEED`.
+
+    Grids are tuned on one seed (and, where the config says ``tune_bits``, one
+    width); the tuned run there is run or reused, its chosen point is fitted
+    at ``bits`` and ``seed`` as a run of its own, and returned with ``config``
+    (the tuning config), the grid and the choice (``extra["tuned_at"]``).
+    """
+    tuned = run(name, split, tune_bits, TUNE_SEED, overrides=config, reuse=reuse, store=store,
+                progress=progress, root=root)
+    chosen = tuned.extra["chosen"]
+    point = run(name, split, bits, seed, overrides={**config, **chosen, "tune": False},
+                reuse=reuse, store=store, progress=progress, root=root)
+    extra = {**point.extra, "chosen_on": tuned.extra["chosen_on"], "chosen": chosen,
+             "chosen_key": point.key, "tuned_at": {"bits": tune_bits, "seed": TUNE_SEED}}
+    return results.Run(method=name, dataset=point.dataset, bits=int(bits), seed=int(seed),
+                       config=dict(config), metrics=dict(point.metrics), per_user=point.per_user,
+                       fingerprint=point.fingerprint, wall_seconds=point.wall_seconds,
+                       arrays=point.arrays, log=point.log, grid=tuned.grid, extra=extra)
+
+
+def grid_table(run: results.Run, value: str = "valid_ndcg@10", rows: str = "reg",
+               columns: str = "epochs") -> pd.DataFrame:
+    """A tuned run's grid pivoted to ``rows`` x ``columns`` of ``value`` (first per cell)."""
+    if run.grid is None:
+        raise ValueError(f"run {run.method!r} ({run.bits} bits) was not tuned: it has no grid")
+    return run.grid.pivot_table(index=rows, columns=columns, values=value, aggfunc="first")
+
+
+def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = None,
+        reuse: bool = True, store: bool = True, progress: bool = True, root=None) -> results.Run:
+    """Train and evaluate method ``name`` on ``split`` through the results store.
+
+    The config is the method's defaults updated with ``overrides`` (an unknown
+    key is an error). With ``reuse`` a stored run with the same inputs is
+    returned as is; otherwise the method is tuned (when its config asks for a
+    grid) or fitted, evaluated on the validation and test splits, and stored.
+    """
+    method = methods.get(name)
+    cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
+    if reuse:
+        found = results.find(name, split.dataset.name, bits, seed, cfg, split.fingerprint, root=root)
+        if found is not None:
+            return found
+    tune_bits = int(cfg.get("tune_bits") or bits)
+    points = method.grid(cfg, tune_bits)
+    if points and (tune_bits != int(bits) or int(seed) != TUNE_SEED):
+        r = transfer(name, split, bits, seed, cfg, tune_bits, reuse, store, progress, root)
+    elif points:
+        r = tune(method, split, bits, seed, cfg, points, reuse, store, progress, root)
+    else:
+        t0 = time.perf_counter()
+        model = method.fit(split, int(bits), int(seed), cfg, progress)
+        r = make_run(method, split, bits, seed, cfg, model, time.perf_counter() - t0)
+    if store:
+        results.save(r, root=root)
+    return r

@@ -1,0 +1,225 @@
+"""The one evaluation path: fitted models of every kind, tie rules, the full catalogue,
+pair distances, and re-scoring stored runs (``training.fitted``)."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phdlib import codes as C
+from phdlib import evaluation as E
+from phdlib import metrics, results, training
+from phdlib.methods import BlockCodeModel, CodeModel, ItemScoreModel, VectorModel
+
+
+def _split(rng, n_users=30, n_items=40):
+    R = lambda u, i, r: types.SimpleNamespace(user=np.array(u, dtype=np.int32),  # noqa: E731
+                                              item=np.array(i, dtype=np.int32),
+                                              rating=np.array(r, dtype=np.float32))
+    parts = {"train": ([], [], []), "valid": ([], [], []), "test": ([], [], [])}
+    for u in range(n_users):
+        items = rng.permutation(n_items)[:12]
+        for k, i in enumerate(items):
+            part = "test" if k < 6 else ("train" if k < 10 else "valid")
+            parts[part][0].append(u)
+            parts[part][1].append(i)
+            parts[part][2].append(float(rng.integers(1, 6)))
+    return types.SimpleNamespace(dataset=types.SimpleNamespace(n_users=n_users, n_items=n_items),
+                                 **{k: R(*v) for k, v in parts.items()})
+
+
+def _codes(rng, split, bits=16, ranks_by="hamming"):
+    uc = C.pack(rng.choice([-1, 1], size=(split.dataset.n_users, bits)))
+    ic = C.pack(rng.choice([-1, 1], size=(split.dataset.n_items, bits)))
+    return CodeModel(bits, {"user_codes": uc.words, "item_codes": ic.words}, ranks_by), uc, ic
+
+
+def _run(method, bits, arrays):
+    return results.Run(method=method, dataset="x", bits=bits, seed=0, config={}, metrics={},
+                       per_user=pd.DataFrame(), fingerprint="f", wall_seconds=0, arrays=arrays)
+
+
+# --------------------------------------------------------------------------- the paper's protocol
+
+
+@pytest.mark.parametrize("ranks_by,fn", [("hamming", C.hamming), ("phd", C.phd)])
+def test_evaluate_matches_direct_metrics(ranks_by, fn):
+    rng = np.random.default_rng(1)
+    split = _split(rng)
+    model, uc, ic = _codes(rng, split, ranks_by=ranks_by)
+    t = split.test
+    items = ic.negate() if ranks_by == "phd" else ic
+    d = np.array([fn(uc[int(u)], items[np.array([i])])[0] for u, i in zip(t.user, t.item)], dtype=float)
+    for ties in ("expected", "input"):
+        ref = metrics.evaluate(t.user, t.rating, d, ties=ties, kind="dissimilarity")
+        got = E.evaluate(model, t, ties=ties)
+        pd.testing.assert_frame_equal(got, ref)
+    # evaluate_codes is the same path for packed codes
+    pd.testing.assert_frame_equal(E.evaluate_codes(uc, ic, t, ranks_by), E.evaluate(model, t))
+
+
+def test_input_ties_follow_storage_order_for_all_tied_scores():
+    rng = np.random.default_rng(2)
+    split = _split(rng)
+    model = ItemScoreModel(0, {"item_scores": np.zeros(40)})
+    t = split.test
+    order = np.lexsort((-t.rating, t.user))  # store each user's test ratings best first
+    test = types.SimpleNamespace(user=t.user[order], item=t.item[order], rating=t.rating[order])
+    best = E.summarize(E.evaluate(model, test, ties="input"))
+    exp = E.summarize(E.evaluate(model, test, ties="expected"))
+    assert best["ndcg@10"] == pytest.approx(1.0) and exp["ndcg@10"] < 0.95
+
+
+def test_catalogue_equals_test_protocol_when_every_unrated_item_is_a_test_item():
+    rng = np.random.default_rng(3)
+    split = _split(rng, n_items=12)  # each user rated all 12 items: catalogue = own items
+    model, _, _ = _codes(rng, split, ranks_by="phd")
+    a = E.evaluate_catalogue(model, split)
+    b = E.evaluate(model, split.test)
+    assert np.allclose(a["ndcg@10"], b["ndcg@10"]) and np.allclose(a["mrr"], b["mrr"])
+    assert (a["n_ranked"] == 6).all()
+
+
+def test_catalogue_ranks_every_unrated_item_and_is_harder():
+    rng = np.random.default_rng(4)
+    split = _split(rng)
+    model, _, _ = _codes(rng, split)
+    cat = E.evaluate_catalogue(model, split)
+    assert (cat["n_ranked"] == 40 - 6).all() and (cat["n_test"] == 6).all()
+    assert cat["ndcg@10"].mean() < E.evaluate(model, split.test)["ndcg@10"].mean()
+    full = E.evaluate_catalogue(model, split, exclude=())
+    assert (full["n_ranked"] == 40).all()
+
+
+def test_catalogue_rejects_an_overlapping_split():
+    rng = np.random.default_rng(5)
+    split = _split(rng)
+    split.train = split.test
+    model, _, _ = _codes(rng, split)
+    with pytest.raises(ValueError, match="overlaps"):
+        E.evaluate_catalogue(model, split)
+
+
+# --------------------------------------------------------------------------- fitted models
+
+
+def _check_pairs_agree_with_table(model, n_users, n_items, rng):
+    u = rng.integers(0, n_users, 200)
+    i = rng.integers(0, n_items, 200)
+    tab = model.table(np.arange(n_users), np.arange(n_items))
+    assert tab.shape == (n_users, n_items)
+    np.testing.assert_allclose(model.pairs(u, i), tab[u, i], rtol=1e-12)
+    np.testing.assert_allclose(super(type(model), model).pairs(u, i, block=7), tab[u, i], rtol=1e-12)
+
+
+@pytest.mark.parametrize("ranks_by", ["hamming", "phd"])
+def test_code_model_table_and_pairs(ranks_by):
+    rng = np.random.default_rng(6)
+    split = _split(rng)
+    model, uc, ic = _codes(rng, split, bits=70, ranks_by=ranks_by)
+    U, I = C.unpack(uc, "01").astype(bool), C.unpack(ic, "01").astype(bool)
+    want = (U[:, None, :] & ~I[None, :, :]).sum(2) if ranks_by == "phd" else \
+        (U[:, None, :] != I[None, :, :]).sum(2)
+    np.testing.assert_array_equal(model.table(np.arange(30), np.arange(40)), want)
+    assert model.kind == "dissimilarity"
+    _check_pairs_agree_with_table(model, 30, 40, rng)
+    other = model.with_distance("phd" if ranks_by == "hamming" else "hamming")
+    assert other.ranks_by != ranks_by and other.arrays is model.arrays
+    with pytest.raises(ValueError, match="codes rank by"):
+        CodeModel(8, model.arrays, "score")
+
+
+def test_vector_and_item_score_models():
+    rng = np.random.default_rng(7)
+    P, Q = rng.standard_normal((30, 4)).astype(np.float32), rng.standard_normal((40, 4)).astype(np.float32)
+    v = training.fitted(_run("mf", 4, {"user_vectors": P, "item_vectors": Q}))
+    assert isinstance(v, VectorModel) and v.kind == "score"
+    np.testing.assert_allclose(v.table(np.array([3]), np.arange(40))[0], P[3].astype(float) @ Q.T.astype(float),
+                               rtol=1e-6)
+    _check_pairs_agree_with_table(v, 30, 40, rng)
+    s = rng.random(40)
+    im = training.fitted(_run("item-mean", 0, {"item_scores": s}))
+    assert isinstance(im, ItemScoreModel)
+    tab = im.table(np.array([0, 1]), np.arange(40))
+    np.testing.assert_array_equal(tab[0], s) and np.testing.assert_array_equal(tab[1], s)
+    _check_pairs_agree_with_table(im, 30, 40, rng)
+
+
+def test_block_model_is_weighted_sum_of_block_inner_products():
+    rng = np.random.default_rng(8)
+    u = rng.choice([-1, 1], size=(30, 32))
+    i = rng.choice([-1, 1], size=(40, 32))
+    wu, wi = rng.random((30, 2)), rng.random((40, 2))
+    model = training.fitted(_run("cccf", 64, {"user_codes": C.pack(u).words, "item_codes": C.pack(i).words,
+                                              "user_weights": wu, "item_weights": wi,
+                                              "block_starts": np.array([0, 16, 32])}))
+    assert isinstance(model, BlockCodeModel) and model.kind == "score"
+    got = model.table(np.array([3, 7]), np.arange(40))
+    ref = np.array([[wu[x, 0] * wi[y, 0] * (u[x, :16] @ i[y, :16]) + wu[x, 1] * wi[y, 1] * (u[x, 16:] @ i[y, 16:])
+                     for y in range(40)] for x in (3, 7)])
+    np.testing.assert_allclose(got, ref)
+    _check_pairs_agree_with_table(model, 30, 40, rng)
+    # one block without weights: the inner product of the codes, m - 2 * Hamming
+    one = BlockCodeModel(32, {"user_codes": C.pack(u).words, "item_codes": C.pack(i).words})
+    np.testing.assert_array_equal(one.table(np.arange(30), np.arange(40)), u @ i.T)
+    bad = BlockCodeModel(64, dict(model.arrays, user_weights=wu[:, :1]))
+    with pytest.raises(ValueError, match="2 blocks but weights"):
+        bad.table(np.arange(2), np.arange(2))
+
+
+def test_fitted_needs_its_arrays_and_valid_ids():
+    rng = np.random.default_rng(9)
+    P = rng.standard_normal((30, 4))
+    with pytest.raises(ValueError, match="needs arrays"):
+        training.fitted(_run("cccf", 4, {"w": P}))
+    with pytest.raises(ValueError, match="loaded without arrays"):
+        training.fitted(_run("mf", 4, {}))
+    v = VectorModel(4, {"user_vectors": P, "item_vectors": P})
+    with pytest.raises(ValueError, match="item ids must lie"):
+        v.pairs(np.array([0]), np.array([30]))
+    with pytest.raises(ValueError, match="1-d integer"):
+        v.table(np.array([0.5]), np.arange(3))
+    with pytest.raises(ValueError, match="ranks_by"):
+        VectorModel(4, {"user_vectors": P, "item_vectors": P}, "cosine")
+
+
+# --------------------------------------------------------------------------- pair distances
+
+
+def test_phd_items_are_stored_negated():
+    uc = C.pack(np.array([[1, 0, 1, 1]], np.uint8), "01")
+    ic = C.pack(np.array([[1, 1, 0, 0]], np.uint8), "01")
+    assert E.item_store(ic, "phd").negated and not E.item_store(ic, "hamming").negated
+    assert not E.item_store(ic.negate(), "hamming").negated
+    assert E.pair_distances(uc, ic, [0], [0], "phd").tolist() == [2]
+    assert E.pair_distances(uc, ic.negate(), [0], [0], "phd").tolist() == [2]
+    assert E.pair_distances(uc, ic, [0], [0], "hamming").tolist() == [3]
+
+
+@pytest.mark.parametrize("distance", ["hamming", "phd"])
+def test_pair_distances_match_the_reference_in_any_order(distance):
+    rng = np.random.default_rng(10)
+    U = rng.integers(0, 2, (50, 100)).astype(np.uint8)
+    V = rng.integers(0, 2, (20, 100)).astype(np.uint8)
+    uc, ic = C.pack(U, "01"), C.pack(V, "01")
+    u, i = rng.integers(0, 50, 300), rng.integers(0, 20, 300)
+    ref = (C.phd_reference if distance == "phd" else C.hamming_reference)(C.unpack(uc), C.unpack(ic))
+    for block in (1, 7, 1024):
+        d = E.pair_distances(uc, ic, u, i, distance, block=block)
+        assert d.dtype == np.int32
+        np.testing.assert_array_equal(d, ref[u, i])
+    assert E.pair_distances(uc, ic, np.array([], int), np.array([], int), distance).shape == (0,)
+
+
+def test_pair_distances_rejects_bad_ids():
+    uc = C.pack(np.ones((2, 8), np.uint8), "01")
+    with pytest.raises(ValueError, match="user ids"):
+        E.pair_distances(uc, uc, [0, 2], [0, 0], "hamming")
+    with pytest.raises(ValueError, match="item ids"):
+        E.pair_distances(uc, uc, [0], [-1], "hamming")
+    with pytest.raises(ValueError, match="one length"):
+        E.pair_distances(uc, uc, [0, 1], [0], "hamming")
+    with pytest.raises(ValueError, match="distance"):
+        E.pair_distances(uc, uc, [0], [0], "cosine")
