@@ -35,6 +35,8 @@ from pathlib import Path
 
 import yaml
 
+from .io import write_json
+
 STAGED_FILES = ("_config.yml", "_toc.yml", "references.bib")
 STAGED_DIRS = ("_mathjax",)
 
@@ -214,8 +216,25 @@ def execute_chapter(
         ) from exc
     finally:
         tmp_in.unlink(missing_ok=True)
+    _fold_injected(tmp_out)
     os.replace(tmp_out, out_nb)
     return used
+
+
+def _fold_injected(nb_path: Path) -> None:
+    """Tag papermill's injected-parameters cell ``remove-cell``: the page shows the chapter's own
+    (folded) parameters cell, not a second "# Parameters" cell; the executed notebook keeps it."""
+    import nbformat
+
+    nb = nbformat.read(nb_path, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.setdefault("metadata", {})["tags"] = [*tags, "remove-cell"]
+            changed = True
+    if changed:
+        nbformat.write(nb, nb_path)
 
 
 def _stage_static(root: Path, stage: Path) -> None:
@@ -251,6 +270,58 @@ def build(*args, **kwargs) -> list[ChapterResult]:
         return _build(*args, **kwargs)
 
 
+def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Path,
+             parameters: dict, key: dict, only, force: bool, log) -> ChapterResult | None:
+    """Execute (or reuse) one chapter and stage it; None for a page without code.
+
+    The execution cache key is the chapter's source, the parameters it
+    declares and uses, and ``key`` (the ``phdlib`` sources' hash, the data
+    folder). ``declared_any`` collects the parameters chapters declare.
+    """
+    rel = src.relative_to(root)
+    text = src.read_text()
+    if not _is_notebook(text):
+        dst = stage / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst)
+        (stage / rel.with_suffix(".ipynb")).unlink(missing_ok=True)
+        return None
+    import jupytext
+
+    nb = jupytext.reads(text, fmt=src.suffix.lstrip("."))
+    declared_any.update(declared_parameters(nb))
+    wanted = used_parameters(nb, parameters)
+    executed_nb = exec_dir / rel.with_suffix(".ipynb")
+    key_file = executed_nb.with_suffix(".key.json")
+    # only the parameters this chapter declares: changing another one does not re-execute it
+    key = {"source": hashlib.sha256(text.encode()).hexdigest(), "parameters": wanted,
+           "phdlib": key["phdlib"], "data_dir": key["data_dir"]}
+    cached = (not force and executed_nb.is_file() and key_file.is_file()
+              and json.loads(key_file.read_text()) == key)
+    skip = only is not None and src.stem not in only
+    t0 = time.perf_counter()
+    used = wanted
+    if cached or (skip and executed_nb.is_file()):
+        status = "cached" if cached else "kept (not selected)"
+    elif skip:
+        raise ChapterError(f"chapter {src.stem!r} was not selected and has never been executed: "
+                           f"run without --chapter first")
+    else:
+        log(f"[book] executing {rel} ...")
+        key_file.unlink(missing_ok=True)
+        used = execute_chapter(src, executed_nb, parameters, cwd=src.parent)
+        write_json(key_file, key)
+        status = "executed"
+    dt = time.perf_counter() - t0
+    log(f"[book] {rel}: {status} in {dt:.1f} s")
+    dst = stage / rel.with_suffix(".ipynb")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(executed_nb, dst)
+    (stage / rel).unlink(missing_ok=True)
+    return ChapterResult(src.stem, dt, cached=status != "executed", executed=status == "executed",
+                         parameters=used)
+
+
 def _build(
     root: Path | None = None,
     parameters: dict | None = None,
@@ -284,63 +355,13 @@ def _build(
         if unknown:
             raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
     declared_any: set[str] = set()
+    ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
+           "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
+           "log": log}
     for src in srcs:
-        rel = src.relative_to(root)
-        text = src.read_text()
-        if not _is_notebook(text):
-            dst = stage / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-            (stage / rel.with_suffix(".ipynb")).unlink(missing_ok=True)
-            continue
-        import jupytext
-
-        nb = jupytext.reads(text, fmt=src.suffix.lstrip("."))
-        declared_any.update(declared_parameters(nb))
-        wanted = used_parameters(nb, parameters)
-        executed_nb = exec_dir / rel.with_suffix(".ipynb")
-        key_file = executed_nb.with_suffix(".key.json")
-        # only the parameters this chapter declares: changing another one
-        # does not re-execute it
-        key = {
-            "source": hashlib.sha256(text.encode()).hexdigest(),
-            "parameters": wanted,
-            "phdlib": lib_hash,
-            "data_dir": data_dir,
-        }
-        cached = (
-            not force
-            and executed_nb.is_file()
-            and key_file.is_file()
-            and json.loads(key_file.read_text()) == key
-        )
-        skip = only is not None and src.stem not in only
-        t0 = time.perf_counter()
-        used = wanted
-        if cached or (skip and executed_nb.is_file()):
-            status = "cached" if cached else "kept (not selected)"
-        elif skip:
-            raise ChapterError(
-                f"chapter {src.stem!r} was not selected and has never been executed: "
-                f"run without --chapter first"
-            )
-        else:
-            log(f"[book] executing {rel} ...")
-            key_file.unlink(missing_ok=True)
-            used = execute_chapter(src, executed_nb, parameters, cwd=src.parent)
-            tmp_key = key_file.with_suffix(".tmp")
-            tmp_key.write_text(json.dumps(key, indent=1))
-            os.replace(tmp_key, key_file)
-            status = "executed"
-        dt = time.perf_counter() - t0
-        log(f"[book] {rel}: {status} in {dt:.1f} s")
-        results.append(
-            ChapterResult(src.stem, dt, cached=status != "executed", executed=status == "executed", parameters=used)
-        )
-        dst = stage / rel.with_suffix(".ipynb")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(executed_nb, dst)
-        (stage / rel).unlink(missing_ok=True)
+        res = _chapter(src, declared_any, **ctx)
+        if res is not None:
+            results.append(res)
     unused = set(parameters) - declared_any
     if unused:
         log(f"[book] warning: no chapter declares parameter(s) {sorted(unused)}")

@@ -66,12 +66,14 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
              model: methods.Fitted, seconds: float) -> results.Run:
     """Evaluate ``model`` and wrap it as a run (not stored).
 
-    Scalars of ``model.info`` join the metrics; other values go to ``extra``.
+    Scalars of ``model.info`` join the metrics; other values (and the model's
+    ``shape_info``, such as a user count) go to ``extra``.
     """
     per_user, summary = evaluate_fitted(model, split, config["ties"], config.get("discount", "paper"))
     extra = {"label": method.label, "ranks_by": method.ranks_by}
     for k, v in model.info.items():
-        if isinstance(v, (Number, np.number, bool, np.bool_)) and k not in summary:
+        if (isinstance(v, (Number, np.number, bool, np.bool_)) and k not in summary
+                and k not in model.shape_info):
             summary[k] = v.item() if isinstance(v, np.generic) else v
         else:
             extra[k] = v

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from phdlib import metrics as M
+from phdlib import ties as T
 
 L3 = math.log2(3)
 
@@ -365,7 +366,7 @@ def test_summarize_means_over_users():
 
 def test_tie_profile_against_per_user_counts():
     user, rating, values = _flat(12, n_users=80, n=1500, levels=6)
-    tp = M.tie_profile(user, values, ks=(1, 5, 10), rating=rating)
+    tp = T.tie_profile(user, values, ks=(1, 5, 10), rating=rating)
     assert tp["user"].tolist() == sorted(set(user.tolist()))
     for row in tp.itertuples(index=False):
         m = user == row.user
@@ -392,7 +393,7 @@ def test_tie_profile_against_per_user_counts():
 
 def test_compare_tie_rules_table():
     user, rating, values = _flat(13, n_users=60, n=1200, levels=5)
-    t = M.compare_tie_rules(user, rating, values, random_seeds=[0, 1, 2])
+    t = T.compare_tie_rules(user, rating, values, random_seeds=[0, 1, 2])
     assert len(t) == len(M.DISCOUNTS) * len(M.TIES)
     for disc, g in t.groupby("discount"):
         g = g.set_index("ties")
@@ -424,7 +425,7 @@ def test_large_tie_groups_kernel_equals_per_user():
 
 def test_benchmark_returns_one_row_per_rule():
     user, rating, values = _flat(1, n_users=20, n=300)
-    b = M.benchmark(user, rating, values, ties=("expected", "input"), repeats=1)
+    b = T.benchmark(user, rating, values, ties=("expected", "input"), repeats=1)
     assert b["ties"].tolist() == ["expected", "input"]
     assert (b["users"] == 20).all() and (b["ratings"] == 300).all()
     assert (b["seconds"] > 0).all()

@@ -15,6 +15,7 @@ import pytest
 from phdlib import bench
 from phdlib import codes as C
 from phdlib import search as S
+from phdlib.kernels import bandwidth as KB
 from phdlib.kernels import search as K
 
 THREADS = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})
@@ -126,13 +127,13 @@ def test_checksum_and_scan_kernels(w, threads):
         np.testing.assert_array_equal(outb[0], r)
     # PHD on stored NOT codes equals PHD in the XOR-AND form on plain codes
     assert K.scan_sum(K.OP_AND, q, np.bitwise_not(cds), nc) == K.scan_sum(K.OP_XOR_AND, q, cds, nc)
-    assert K.read_sum(cds.reshape(-1), nc) == cds.sum(dtype=np.uint64)
+    assert KB.read_sum(cds.reshape(-1), nc) == cds.sum(dtype=np.uint64)
 
 
 def test_ip_kernel():
     x = bench.random_vectors(5000, seed=1)
     q = bench.random_vectors(1, seed=2)[0]
-    got = K.ip_sum(x, q, S.n_chunks(5000))
+    got = KB.ip_sum(x, q, S.n_chunks(5000))
     np.testing.assert_allclose(got, float((x.astype(np.float64) @ q).sum()), rtol=1e-4, atol=1e-2)
 
 

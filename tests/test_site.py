@@ -201,6 +201,10 @@ function collect(mathjaxState) {
       .filter(e => !e.closest(EXEMPT)).map(text),
     tracebackText: tracebackText,
     resources: resources.filter(Boolean),
+    wideCode: [...document.querySelectorAll('.cell_input pre')]
+      .filter(e => e.scrollWidth > e.clientWidth + 1)
+      .map(e => text(e).split('\n').reduce((a, b) => a.length >= b.length ? a : b, '')),
+    injected: document.querySelectorAll('.tag_injected-parameters').length,
   };
 }
 (function poll() {
@@ -256,6 +260,10 @@ def check_page(driver, url: str, screenshot: Path | None = None,
         problems.append(f"TeX left untypeset in the text ({len(info['rawTex'])} fragments), first: "
                         + "; ".join(repr(t) for t in info["rawTex"][:3]))
     problems += [f"image did not load: {src}" for src in info["brokenImages"]]
+    problems += [f"code scrolls sideways (longest line {len(t)} characters): {t!r}"
+                 for t in info["wideCode"]]
+    if info["injected"]:
+        problems.append("papermill's injected-parameters cell is shown on the page")
     problems += [f"page refers to another host: {u}" for u in info["resources"] if not _is_local(u)]
     for entry in driver.get_log("performance"):
         msg = json.loads(entry["message"])["message"]
@@ -379,6 +387,8 @@ _BROKEN = f"""<!doctype html><html><head><title>broken</title>{_MATHJAX_CONFIG}
 ZeroDivisionError: division by zero</pre></div>
 <div class="output stderr"><pre>UserWarning: something is off</pre></div>
 <script>console.error("boom from the page");</script>
+<div class="cell tag_injected-parameters"><div class="cell_input"><pre># Parameters</pre></div></div>
+<div class="cell_input" style="width: 300px"><pre style="overflow-x: auto">x = 1  # aaaaaaaaaa{"a" * 200}</pre></div>
 </section>
 </body></html>"""
 _NO_MATHJAX = """<!doctype html><html><head><title>no mathjax</title></head><body class="document">
@@ -419,6 +429,8 @@ def test_checker_catches_broken_pages(tmp_path, driver):
     assert has(broken, r"^page refers to another host: https://cdn\.example\.org/theme\.css"), report
     assert has(broken, r"^request to another host: https://cdn\.example\.org/theme\.css"), report
     assert has(broken, r"^console error: .*boom from the page"), report
+    assert has(broken, r"^code scrolls sideways \(longest line 2\d\d characters\)"), report
+    assert has(broken, r"^papermill's injected-parameters cell is shown"), report
 
     report = "\n".join(nomj)
     assert has(nomj, r"^1 of 1 math elements not typeset by MathJax \(MathJax not loaded\)"), report

@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ..kernels import bandwidth as KB
 from ..kernels import search as K
 from ..search import n_chunks
 from .config import BenchConfig
@@ -26,7 +27,7 @@ def binary_fns(inp: Inputs, cds: np.ndarray, t: int) -> dict[str, Callable]:
     flat = cds.reshape(-1)
     q, q0, cl = inp.q, inp.q0, inp.cl
     f = {
-        "read": lambda: int(K.read_sum(flat, nc)),
+        "read": lambda: int(KB.read_sum(flat, nc)),
         "hamming": lambda: int(K.scan_sum(K.OP_XOR, q, cds, nc)),
         "phd": lambda: int(K.scan_sum(K.OP_AND, q, cds, nc)),
         "phd_xor_and": lambda: int(K.scan_sum(K.OP_XOR_AND, q, cds, nc)),
@@ -45,7 +46,7 @@ def ip_fns(inp: Inputs, x: np.ndarray) -> dict[str, Callable]:
     """The inner products of ``x`` with the query vector: Numba loop and BLAS."""
     ncx = n_chunks(x.shape[0])
     xq = inp.xq
-    return {"ip_numba": lambda: float(K.ip_sum(x, xq, ncx)),
+    return {"ip_numba": lambda: float(KB.ip_sum(x, xq, ncx)),
             "ip_blas": lambda: float((x @ xq).sum(dtype=np.float64))}
 
 

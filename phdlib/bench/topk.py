@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..kernels import bandwidth as KB
 from ..kernels import search as K
 from ..search import BinaryIndex, n_chunks
 from .config import BenchConfig
@@ -46,7 +47,7 @@ def _topk_fns(cfg: BenchConfig, q: np.ndarray, idx: TopkIndexes) -> tuple[dict, 
     qq8 = qq.view(np.uint8).reshape(1, 8)
     nc = n_chunks(cfg.n_topk)
     sflat = sub.reshape(-1)
-    fns = {"read": lambda: int(K.read_sum(sflat, nc)),
+    fns = {"read": lambda: int(KB.read_sum(sflat, nc)),
            "scan": lambda: int(K.scan_sum(K.OP_XOR, q, sub, nc))}
     kof = {"read": -1, "scan": 0}
     for k in cfg.ks:

@@ -41,6 +41,55 @@ def _pack(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint64) * w).sum(axis=1, dtype=np.uint64)[:, None]
 
 
+def _sample_pairs(rng, counts: np.ndarray, pop: np.ndarray):
+    """``counts[u]`` distinct items for every user, drawn with probability growing with ``pop``.
+
+    Efraimidis-Spirakis: the c largest log(U)/pop are a popularity-weighted
+    sample without replacement; users in order of their count, so that each
+    chunk needs only a partial sort up to its largest count. Returns (user,
+    item) int64 (r,) arrays.
+    """
+    n_users, n_items = counts.shape[0], pop.shape[0]
+    users, items = [], []
+    by_count = np.argsort(counts, kind="stable")
+    chunk = max(1, 2_000_000 // n_items)
+    for s in range(0, n_users, chunk):
+        rows = by_count[s:s + chunk]
+        c = counts[rows]
+        kmax = int(c.max())
+        # float64 keys: ties (whose order a SIMD partition may resolve differently
+        # on another CPU) have probability ~1e-9 per user
+        keys = np.log1p(-rng.random((rows.size, n_items))) / pop[None, :]
+        if kmax < n_items:
+            part = np.argpartition(-keys, kmax - 1, axis=1)[:, :kmax]
+        else:
+            part = np.broadcast_to(np.arange(n_items), (rows.size, n_items))
+        sub = np.take_along_axis(keys, part, axis=1)
+        top = np.take_along_axis(part, np.argsort(-sub, axis=1, kind="stable"), axis=1)
+        take = np.arange(kmax)[None, :] < c[:, None]
+        users.append(np.repeat(rows, c))
+        items.append(top[take])
+    return np.concatenate(users), np.concatenate(items)
+
+
+def _fill_items(rng, user, item, n_users: int, n_items: int, k: int):
+    """Items short of ``k`` ratings get random extra users who have not rated them."""
+    ic_count = np.bincount(item, minlength=n_items)
+    short = np.flatnonzero(ic_count < k)
+    if not short.size:
+        return user, item
+    add_u, add_i = [], []
+    sel = np.isin(item, short)
+    su, si = user[sel], item[sel]
+    for it in short:
+        has = np.zeros(n_users, dtype=bool)
+        has[su[si == it]] = True
+        new_users = rng.permutation(np.flatnonzero(~has))[: k - int(ic_count[it])]
+        add_u.append(new_users)
+        add_i.append(np.full(new_users.size, it))
+    return np.concatenate([user] + add_u), np.concatenate([item] + add_i)
+
+
 def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, bits: int = 32,
              noise: float = 0.5, mean_rating: float = 3.6, spread: float = 1.0,
              data_seed: int = 0, min_ratings: int = 10, rating_scale=(1.0, 5.0)):
@@ -74,46 +123,8 @@ def generate(n_users: int = 6040, n_items: int = 3260, density: float = 0.0507, 
     counts = np.minimum(counts, n_items)
     pop = rng.lognormal(0.0, 1.0, n_items)
 
-    # Efraimidis-Spirakis: the c largest log(U)/pop are a popularity-weighted
-    # sample without replacement; users in order of their count, so that each
-    # chunk needs only a partial sort up to its largest count.
-    users, items = [], []
-    by_count = np.argsort(counts, kind="stable")
-    chunk = max(1, 2_000_000 // n_items)
-    for s in range(0, n_users, chunk):
-        rows = by_count[s:s + chunk]
-        c = counts[rows]
-        kmax = int(c.max())
-        # float64 keys: ties (whose order a SIMD partition may resolve differently
-        # on another CPU) have probability ~1e-9 per user
-        keys = np.log1p(-rng.random((rows.size, n_items))) / pop[None, :]
-        if kmax < n_items:
-            part = np.argpartition(-keys, kmax - 1, axis=1)[:, :kmax]
-        else:
-            part = np.broadcast_to(np.arange(n_items), (rows.size, n_items))
-        sub = np.take_along_axis(keys, part, axis=1)
-        top = np.take_along_axis(part, np.argsort(-sub, axis=1, kind="stable"), axis=1)
-        take = np.arange(kmax)[None, :] < c[:, None]
-        users.append(np.repeat(rows, c))
-        items.append(top[take])
-    user = np.concatenate(users)
-    item = np.concatenate(items)
-
-    # items short of k ratings get random extra users who have not rated them
-    ic_count = np.bincount(item, minlength=n_items)
-    short = np.flatnonzero(ic_count < k)
-    if short.size:
-        add_u, add_i = [], []
-        sel = np.isin(item, short)
-        su, si = user[sel], item[sel]
-        for it in short:
-            has = np.zeros(n_users, dtype=bool)
-            has[su[si == it]] = True
-            new_users = rng.permutation(np.flatnonzero(~has))[: k - int(ic_count[it])]
-            add_u.append(new_users)
-            add_i.append(np.full(new_users.size, it))
-        user = np.concatenate([user] + add_u)
-        item = np.concatenate([item] + add_i)
+    user, item = _sample_pairs(rng, counts, pop)
+    user, item = _fill_items(rng, user, item, n_users, n_items, k)
     order = np.lexsort((item, user))
     user, item = user[order].astype(np.int32), item[order].astype(np.int32)
 

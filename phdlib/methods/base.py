@@ -119,6 +119,8 @@ class Fitted:
 
     #: the arrays whose first axis counts the users and the items
     shape_keys: ClassVar[tuple[str, str]] = ("user_codes", "item_codes")
+    #: keys of ``info`` that describe the model's shape, not its training
+    shape_info: ClassVar[tuple[str, ...]] = ()
 
     @property
     def n_users(self) -> int:
@@ -240,6 +242,7 @@ class ItemScoreModel(Fitted):
     needs: ClassVar[tuple[str, ...]] = ("item_scores",)
 
     shape_keys: ClassVar[tuple[str, str]] = ("", "item_scores")
+    shape_info: ClassVar[tuple[str, ...]] = ("n_users",)
 
     @property
     def n_users(self) -> int:
