@@ -196,7 +196,8 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
         blocks.append(Block(["vh", "vh-phd"], [64], sd, part="convergence"))
     if "sampling" in parts:
         blocks.append(Block(["vh-phd"], [64], sd,
-                            [{"train_sampling": t, "eval_sampling": e} for t, e in SAMPLINGS],
+                            [{"train_sampling": t, "eval_sampling": e, "tune": False}
+                             for t, e in SAMPLINGS],
                             part="sampling"))
     ds = [dataset] if isinstance(dataset, str) else list(dataset)
     return Grid(ds, blocks, profile=profile, split_seed=split_seed)

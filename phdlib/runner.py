@@ -73,9 +73,8 @@ def _run_cell(cell, root: str, data_dir: str | None) -> dict:
 
 
 def _cost(cell) -> int:
-    """Rough relative cost, to start the slowest cells first."""
-    return {"vh": 6, "dcf": 5, "cccf": 5, "vh-phd": 3, "mf": 2, "mf-mean": 2, "mf-median": 2,
-            "mf-als": 2}.get(cell.method, 1) * (2 if cell.bits >= 64 else 1)
+    """Rough relative cost, to start the slowest cells first (:attr:`Method.cost`)."""
+    return methods.get(cell.method).cost * (2 if cell.bits >= 64 else 1)
 
 
 def _git_commit() -> str | None:
@@ -103,18 +102,25 @@ def grid_cells(cells: Iterable) -> list:
     point (at the width and seed grids are tuned at: ``tune_bits`` when set,
     :data:`phdlib.training.TUNE_SEED`); the tuned cell then only assembles
     the stored points. Methods whose points
-    share work (MF's epoch counts) stay whole.
+    share work (MF's epoch counts) stay whole: their tuned run at that width
+    and seed becomes one cell, so that the other seeds' cells only reuse it.
     """
     from .experiments import Cell, freeze
 
     out = {}
     for c in cells:
         method = methods.get(c.method)
-        if not method.parallel_grid:
-            continue
         cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
         bits = int(cfg.get("tune_bits") or c.bits)
-        for pt in method.grid(cfg, bits):
+        anchor = methods.resolve_config(c.method, c.dataset, bits, c.overrides)
+        points = method.grid(anchor, bits)
+        if not points:
+            continue
+        if not method.parallel_grid:  # the tuned run itself, once, before its transfers
+            if (bits, c.seed) != (c.bits, training.TUNE_SEED):
+                out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, c.options, c.split_seed)] = None
+            continue
+        for pt in points:
             ov = {**c.overrides, **pt}
             out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, freeze(ov), c.split_seed)] = None
     return list(out)

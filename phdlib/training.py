@@ -121,7 +121,10 @@ def tune(method: methods.Method, split, bits: int, seed: int, config: dict, poin
         bar.update(1)
     bar.close()
     grid = pd.DataFrame([_grid_row(pt, r) for pt, r in zip(points, runs)])
-    best = int(np.argmax(grid[CHOOSE_ON].to_numpy()))
+    score = grid[CHOOSE_ON].to_numpy(dtype=float)
+    if np.isnan(score).all():
+        raise ValueError(f"{method.name} {bits} bits: every grid point has a NaN {CHOOSE_ON}")
+    best = int(np.nanargmax(score))
     grid["chosen"] = np.arange(len(grid)) == best
     chosen = runs[best]
     metrics = {**chosen.metrics, "grid_seconds": time.perf_counter() - t0, "grid_points": len(points)}
@@ -135,7 +138,8 @@ def tune(method: methods.Method, split, bits: int, seed: int, config: dict, poin
 
 
 def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: int,
-             reuse: bool = True, store: bool = True, progress: bool = False, root=None):
+             overrides: dict | None = None, reuse: bool = True, store: bool = True,
+             progress: bool = False, root=None):
     """A run at ``bits`` and ``seed`` with the configuration chosen by the grid at
     ``tune_bits`` and seed :data:`TUNE_SEED`.
 
@@ -143,9 +147,10 @@ def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: in
     width); the tuned run there is run or reused, its chosen point is fitted
     at ``bits`` and ``seed`` as a run of its own, and returned with ``config``
     (the tuning config), the grid and the choice (``extra["tuned_at"]``).
+    ``overrides``: the caller's overrides, resolved again at ``tune_bits``.
     """
-    tuned = run(name, split, tune_bits, TUNE_SEED, overrides=config, reuse=reuse, store=store,
-                progress=progress, root=root)
+    tuned = run(name, split, tune_bits, TUNE_SEED, overrides=overrides, reuse=reuse,
+                store=store, progress=progress, root=root)
     chosen = tuned.extra["chosen"]
     point = run(name, split, bits, seed, overrides={**config, **chosen, "tune": False},
                 reuse=reuse, store=store, progress=progress, root=root)
@@ -165,6 +170,19 @@ def grid_table(run: results.Run, value: str = "valid_ndcg@10", rows: str = "reg"
     return run.grid.pivot_table(index=rows, columns=columns, values=value, aggfunc="first")
 
 
+def _check_grid_overrides(method, dataset: str, bits: int, cfg: dict, overrides) -> None:
+    """An override of a key the tuning grid sets would be silently replaced: refuse it."""
+    points = method.grid(cfg, int(cfg.get("tune_bits") or bits))
+    if not points or not overrides:
+        return
+    defaults = method.defaults(dataset, bits)
+    grid_keys = {k for pt in points for k in pt} - {"tune"}
+    clash = sorted(k for k in overrides if k in grid_keys and overrides[k] != defaults.get(k))
+    if clash:
+        raise ValueError(f"method {method.name!r}: {', '.join(clash)} is chosen by the tuning grid "
+                         f"(tune=True); set tune=False to fix it, or change the grid's values")
+
+
 def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = None,
         reuse: bool = True, store: bool = True, progress: bool = True, root=None) -> results.Run:
     """Train and evaluate method ``name`` on ``split`` through the results store.
@@ -176,6 +194,7 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
     """
     method = methods.get(name)
     cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
+    _check_grid_overrides(method, split.dataset.name, bits, cfg, overrides)
     if reuse:
         found = results.find(name, split.dataset.name, bits, seed, cfg, split.fingerprint, root=root)
         if found is not None:
@@ -183,7 +202,8 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
     tune_bits = int(cfg.get("tune_bits") or bits)
     points = method.grid(cfg, tune_bits)
     if points and (tune_bits != int(bits) or int(seed) != TUNE_SEED):
-        r = transfer(name, split, bits, seed, cfg, tune_bits, reuse, store, progress, root)
+        r = transfer(name, split, bits, seed, cfg, tune_bits, overrides, reuse, store, progress,
+                     root)
     elif points:
         r = tune(method, split, bits, seed, cfg, points, reuse, store, progress, root)
     else:

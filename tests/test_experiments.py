@@ -272,3 +272,14 @@ def test_real_sanity_baselines_on_synthetic_data_in_processes(tmp_path, monkeypa
     assert code == 0
     rep2 = E.run_grid(cells, jobs=1, progress=False)
     assert (rep2["status"] == "stored").all()
+
+
+def test_grid_cells_tune_mf_once_before_its_other_seeds():
+    """MF's points share one fit, so its grid is one cell (seed 0), run before the seed-1 cell."""
+    c1 = E.Cell("ml-1m", "mf", 32, seed=1)
+    assert runner.grid_cells([c1]) == [E.Cell("ml-1m", "mf", 32, seed=0)]
+    assert runner.grid_cells([E.Cell("ml-1m", "mf", 32, seed=0)]) == []
+    # VH tunes at 64 bits, seed 0: a 32-bit cell expands into the 64-bit points
+    pts = runner.grid_cells([E.Cell("ml-1m", "vh", 32, seed=2)])
+    assert {(c.bits, c.seed) for c in pts} == {(64, 0)} and len(pts) == 4
+    assert all(c.overrides["tune"] is False for c in pts)

@@ -232,7 +232,7 @@ def test_mf_als_method_single_point(synthetic_split):
     assert run.grid is None and "chosen" not in run.extra
     P, Q = mf.fit_als(sp.train, ds.n_users, ds.n_items, 6, 0.1, 3, seed=0, weighted=True, init_scale=0.1)
     np.testing.assert_array_equal(run.arrays["user_vectors"], P)
-    assert run.log["epoch"].tolist() == [3] and run.metrics["train_seconds"] >= 0
+    assert run.log["epoch"].tolist() == [1, 2, 3] and run.metrics["train_seconds"] >= 0
 
 
 @pytest.mark.parametrize("name", ["mf-mean", "mf-median"])

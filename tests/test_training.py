@@ -80,9 +80,11 @@ def test_make_run_splits_info_into_metrics_and_extra(shuffle, synthetic_split):
     model = shuffle.fit(sp, 8, 0, cfg)
     r = training.make_run(shuffle, sp, 8, 0, cfg, model, 1.5)
     for k in ("ndcg@5", "ndcg@10", "mrr", "users", "released:ndcg@5", "released:ndcg@10",
-              "valid_ndcg@5", "valid_ndcg@10", "valid_mrr", "train_seconds", "n_users", "count"):
+              "valid_ndcg@5", "valid_ndcg@10", "valid_mrr", "train_seconds", "count"):
         assert k in r.metrics, k
     assert r.metrics["count"] == 3 and type(r.metrics["count"]) is int
+    # the model's shape (its user count) is not a training result: it goes to extra
+    assert "n_users" not in r.metrics and r.extra.pop("n_users") == sp.dataset.n_users
     assert r.extra == {"label": shuffle.label, "ranks_by": "score", "note": "a string goes to extra"}
     assert r.wall_seconds == 1.5 and r.fingerprint == sp.fingerprint and r.dataset == sp.dataset.name
     assert r.metrics["users"] == len(r.per_user) == np.unique(sp.test.user).size
@@ -171,3 +173,14 @@ def test_phd_train_runs_a_method_through_the_store(tmp_path, monkeypatch, capsys
     assert back.metrics == out["metrics"] and back.config == out["config"]
     assert main(args + ["--set", "momentum=0.9"]) == 2
     assert "has no config key 'momentum'" in capsys.readouterr().err
+
+
+def test_an_override_of_a_tuned_key_is_refused(synthetic_split):
+    """With tune=True the grid sets lr and train_sampling: an override of either would be lost."""
+    with pytest.raises(ValueError, match="train_sampling is chosen by the tuning grid"):
+        training.run("vh-phd", synthetic_split, 8, 0, {"train_sampling": "deterministic"},
+                     store=False, reuse=False, progress=False)
+    # the same override with tune=False is a single configuration, and is allowed
+    cfg = methods.resolve_config("vh-phd", synthetic_split.dataset.name, 8,
+                                 {"train_sampling": "deterministic", "tune": False})
+    assert methods.get("vh-phd").grid(cfg, 8) == []

@@ -326,6 +326,8 @@ class Method:
     in_paper: bool = False
     model: type[Fitted] = Fitted
     parallel_grid: bool = True
+    #: rough relative training cost of one run (the grid runner starts costly cells first)
+    cost: int = 1
 
     def __repr__(self) -> str:
         return f"<method {self.name!r}: {self.label}, ranks by {self.ranks_by}>"

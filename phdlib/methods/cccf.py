@@ -205,6 +205,7 @@ class CCCFMethod(Method):
     description = "compositional coding for collaborative filtering (Liu et al. 2019)"
     model, ranks_by = BlockCodeModel, "score"   # weighted blocks: a real-valued score
     learns_codes = in_paper = True
+    cost = 5
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"blocks": [int(bits)], "alpha": 1e-3, "beta": 1e-3,

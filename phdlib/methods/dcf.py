@@ -100,6 +100,7 @@ class DCFMethod(Method):
     learns_codes = True
     in_paper = True
     model = CodeModel
+    cost = 5
 
     def defaults(self, dataset: str, bits: int) -> dict:
         a = CHOSEN.get((dataset, int(bits)), 0.1)

@@ -47,11 +47,12 @@ def fit_path(algorithm: str, split, dim: int, seed: int, reg: float, checkpoints
            tuple(sorted(options.items())))
     if key in _PATHS and set(checkpoints) <= set(_PATHS[key]):
         return _PATHS[key]
-    out = {}
+    out = FitPath()
     clock = {"train": 0.0, "t": time.perf_counter()}
 
     def cb(ep, P, Q):
         clock["train"] += time.perf_counter() - clock["t"]
+        out.trace.append((ep, clock["train"]))
         if ep in checkpoints:
             out[ep] = (P.astype(np.float32), Q.astype(np.float32), clock["train"])
         clock["t"] = time.perf_counter()
@@ -68,10 +69,19 @@ def fit_path(algorithm: str, split, dim: int, seed: int, reg: float, checkpoints
     return out
 
 
-def _trace(path: dict, epochs: int) -> pd.DataFrame:
-    """The training trace up to ``epochs``: the checkpoints reached, with their seconds."""
-    return pd.DataFrame([{"epoch": ep, "train_seconds": secs}
-                         for ep, (_, _, secs) in sorted(path.items()) if ep <= epochs])
+class FitPath(dict):
+    """``{epochs: (P, Q, train_seconds)}`` at the checkpoints, and ``trace``: (epoch,
+    train_seconds) after every epoch of the fit."""
+
+    def __init__(self):
+        super().__init__()
+        self.trace: list[tuple[int, float]] = []
+
+
+def _trace(path: FitPath, epochs: int) -> pd.DataFrame:
+    """The training trace up to ``epochs``: one row per epoch (the same whatever was memoised)."""
+    return pd.DataFrame([{"epoch": ep, "train_seconds": secs} for ep, secs in path.trace
+                         if ep <= epochs])
 
 
 class _MFBase(Method):
@@ -79,6 +89,7 @@ class _MFBase(Method):
 
     algorithm = "sgd"
     parallel_grid = False  # points of one reg share one fit
+    cost = 2
 
     def _options(self, config) -> dict:
         if self.algorithm == "sgd":

@@ -207,7 +207,8 @@ class _Trainer:
 
 
 def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, config: dict,
-        seed: int = 0, progress: bool = False, callback=None, threads: int | None = None) -> FitResult:
+        seed: int = 0, progress: bool | str = False, callback=None,
+        threads: int | None = None) -> FitResult:
     """Train one model on ``train`` (a ``Ratings``), select on ``valid``.
 
     config: as :func:`default_config` (checked here). Randomness: the
@@ -215,7 +216,8 @@ def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, confi
     seeded with ``seed``; the batch order and the rating noise from
     ``numpy.random.default_rng(seed)``. On CPU the same seed gives the same
     numbers. ``callback(row)`` is called with each log row. ``threads``: torch
-    CPU threads while training (default :func:`default_threads`).
+    CPU threads while training (default :func:`default_threads`). ``progress``:
+    a progress bar (a string: its label).
     """
     with torch_threads(threads or default_threads()):
         cfg = dict(config)
@@ -233,7 +235,7 @@ def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
     if progress:
         from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
 
-        name = {"phd": "VH_PHD"}.get(cfg["distance"], "VH+bias" if cfg["user_bias"] else "VH")
+        name = progress if isinstance(progress, str) else cfg["distance"]
         bar = tqdm(total=_earliest_stop(stopper, 0, every), desc=f"{name}-{tr.bits}", unit="it",
                    mininterval=1.0, leave=False)
     while not stopper.stop:
@@ -278,10 +280,10 @@ class VHMethod(Method):
     model = CodeModel
 
     def __init__(self, name: str, distance: str, label: str, in_paper: bool,
-                 user_bias: bool = False, description: str = ""):
+                 user_bias: bool = False, description: str = "", cost: int = 6):
         self.name, self.distance, self.label = name, distance, label
         self.ranks_by, self.in_paper, self.user_bias = distance, in_paper, user_bias
-        self.description = description
+        self.description, self.cost = description, cost
 
     def defaults(self, dataset: str, bits: int) -> dict:
         cfg = default_config(self.distance, dataset, bits, self.user_bias)
@@ -314,7 +316,7 @@ class VHMethod(Method):
         ds = split.dataset
         with torch_threads(default_threads()):
             res = fit(split.train, split.valid, ds.n_users, ds.n_items, bits, ds.rating_scale, cfg,
-                      seed=seed, progress=progress)
+                      seed=seed, progress=self.label if progress else False)
             stochastic = cfg["eval_sampling"] == "stochastic"
             gen = torch.Generator(device=res.model.device).manual_seed(int(seed) + 2) if stochastic else None
             uc, ic = res.model.codes(stochastic, gen)
@@ -327,7 +329,7 @@ class VHMethod(Method):
 
 
 VH = VHMethod("vh", "hamming", "VH", True, description="variational hashing, Hamming distance")
-VH_PHD = VHMethod("vh-phd", "phd", "VH_PHD", True,
+VH_PHD = VHMethod("vh-phd", "phd", "VH_PHD", True, cost=3,
                   description="variational hashing, projected Hamming dissimilarity")
 VH_BIAS = VHMethod("vh-bias", "hamming", "VH+bias (ours)", False, user_bias=True,
                    description="VH with a learned per-user bias in training (ranking by Hamming)")

@@ -246,6 +246,6 @@ def table1_findings(t: Table1, tolerance: float = TOLERANCE) -> list[str]:
                    + "; ".join(f"{label(m)} on {METRIC_LABELS[met]}" for met, m in below) + ".")
     out.extend(_closeness(t, have, tolerance))
     if t.missing:
-        out.append("NOT RUN (method not available in this build): "
+        out.append("NOT RUN (no stored run of this method): "
                    + ", ".join(label(m) for m in t.missing) + ".")
     return out
