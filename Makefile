@@ -51,12 +51,12 @@ book: venv mathjax
 	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) $(BOOK_ARGS)
 
 test: venv mathjax
-	$(PY) -m pytest -q -m "not site" tests
+	$(PY) -m pytest -q -n 2 -m "not site" tests
 	$(PHD) book build --dataset $(DATASET) --profile $(TEST_PROFILE) $(BOOK_ARGS)
 	$(PY) -m pytest -q -m site tests
 
 unit: venv
-	$(PY) -m pytest -q -m "not site" tests
+	$(PY) -m pytest -q -n 2 -m "not site" tests
 
 book-quick: venv mathjax
 	$(PHD) book build --dataset $(DATASET) --profile quick $(BOOK_ARGS)
