@@ -129,9 +129,12 @@ def findings(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], alpha: float = 
             out.append(f"{b} bits: VH and VH_PHD tie on NDCG@10; there is no gap to close.")
             continue
         share = 100 * nd["closed"]
-        what = ("most of the gap: PHD's gain is largely the per-user bias" if share >= 50 else
-                "less than half of the gap: PHD's gain is mostly not the per-user bias")
-        out.append(f"{b} bits: VH+bias closes {share:.0f}% of the NDCG@10 gap from VH to VH_PHD "
-                   f"({what}; VH+bias vs VH p_adj {nd['p vh-bias vs vh']:.2g}, VH_PHD vs VH+bias "
-                   f"p_adj {nd['p vh-phd vs vh-bias']:.2g}).")
+        what = ("half or more of PHD's gain is what a per-user bias gives" if share >= 50 else
+                "less than half of PHD's gain is what a per-user bias gives")
+        rest = ("VH_PHD stays significantly above VH+bias, so the rest is not the bias"
+                if nd["p vh-phd vs vh-bias"] < alpha and nd["vh-phd"] > nd["vh-bias"] else
+                "VH_PHD is not significantly above VH+bias")
+        out.append(f"{b} bits: VH+bias closes {share:.0f}% of the NDCG@10 gap from VH to VH_PHD: "
+                   f"{what}; {rest} (VH+bias vs VH p_adj {nd['p vh-bias vs vh']:.2g}, VH_PHD vs "
+                   f"VH+bias p_adj {nd['p vh-phd vs vh-bias']:.2g}).")
     return out

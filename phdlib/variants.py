@@ -34,8 +34,9 @@ VARIANTS: dict[str, tuple[str, dict, bool, str]] = {
                            "no noise injection"),
     "lr 0.005, deterministic training": ("vh", {"lr": 0.005, "train_sampling": "deterministic"}, True,
                                          "mu = 0.5 in training too"),
-    "VH_PHD (default)": ("vh-phd", {}, False, "VH_PHD: lr 0.001, stochastic training, default budget rule"),
-    "VH_PHD lr 0.005": ("vh-phd", {"lr": 0.005}, False, "VH_PHD with the larger learning rate"),
+    "VH_PHD (default)": ("vh-phd", {}, False,
+                         "VH_PHD's single point (the grid's choice), default budget rule"),
+    "VH_PHD lr 0.001": ("vh-phd", {"lr": 0.001}, False, "VH_PHD with the paper's learning rate"),
     "VH_PHD deterministic training": ("vh-phd", {"train_sampling": "deterministic"}, False,
                                       "VH_PHD with mu = 0.5 in training too"),
 }

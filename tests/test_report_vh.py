@@ -45,13 +45,13 @@ def test_run_variants_runs_one_grid_through_the_store(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "run_grid", run_grid)
     monkeypatch.setattr(variants_results(), "load", lambda path, arrays=False: NS(path=path))
     out = variants.run_variants("ml-1m", bits=32, seed=3, profile="quick", jobs=2,
-                                names=["released", "VH_PHD lr 0.005"])
-    assert list(out) == ["released", "VH_PHD lr 0.005"]
-    assert out["VH_PHD lr 0.005"].path.endswith("vh-phd")
+                                names=["released", "VH_PHD lr 0.001"])
+    assert list(out) == ["released", "VH_PHD lr 0.001"]
+    assert out["VH_PHD lr 0.001"].path.endswith("vh-phd")
     (cells, jobs), = calls
     assert jobs == 2 and [c.method for c in cells] == ["vh", "vh-phd"]
     assert cells[0].seed == 3 and cells[0].bits == 32
-    assert cells[1].overrides == {"lr": 0.005, "tune": False,
+    assert cells[1].overrides == {"lr": 0.001, "tune": False,
                                   "max_iterations": variants.QUICK_ITERATIONS,
                                   "min_iterations": variants.QUICK_ITERATIONS}
 
