@@ -17,10 +17,15 @@ import phdlib
 from phdlib import methods, report, variants
 
 
-def test_variant_overrides_fixed_budget_and_quick():
+def test_variant_overrides_budget_and_quick():
     m, ov = variants.variant_overrides("lr 0.001")
-    assert m == "vh" and ov["lr"] == 0.001
-    assert ov["min_iterations"] == ov["max_iterations"] == variants.VARIANT_ITERATIONS
+    assert m == "vh" and ov == {"lr": 0.001, "train_sampling": "stochastic", "tune": False}
+    # a variant under the budget rule is a point of VH's tuning grid: the same run
+    from phdlib import methods
+
+    cfg = methods.resolve_config("vh", "ml-1m", 64)
+    points = [{**cfg, **p} for p in methods.get("vh").grid(cfg, 64)]
+    assert methods.resolve_config("vh", "ml-1m", 64, ov) in points
     m, ov = variants.variant_overrides("released")
     assert ov["min_iterations"] == 0 and "max_iterations" not in ov
     _, ov = variants.variant_overrides("VH_PHD (default)")
