@@ -92,7 +92,8 @@ def test_plan_covers_every_part():
     assert len(samp) == 4 * 2 and {c.method for c in samp} == {"vh-phd"}
     assert {c.seed for c in cells} == {0, 1}
     vh_only = E.plan("ml-1m", "quick", parts=["vh"]).cells()
-    assert {(c.method, c.bits) for c in vh_only} == {(m, b) for m in ("vh", "vh-phd") for b in (32, 64)}
+    assert {(c.method, c.bits) for c in vh_only} == {(m, b) for m in ("vh", "vh-phd", "vh-bias")
+                                                     for b in (32, 64)}
     assert all(c.overrides["tune"] is False for c in vh_only)
     with pytest.raises(ValueError, match="unknown part"):
         E.plan("ml-1m", parts=["tabel1"])
