@@ -53,7 +53,7 @@ SAMPLINGS = [
     ("stochastic", "stochastic"),
     ("deterministic", "stochastic"),
 ]
-PARTS = ("table1", "vh", "codes", "users", "sampling", "convergence", "protocol")
+PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol")
 PROFILES = ("full", "quick")
 
 #: Config overrides of the quick profile, per method. Keys a method does not
@@ -174,7 +174,6 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
     parts: any of ``table1`` (all methods and our additions, 32 and 64 bits),
     ``vh`` (the chapter "Variational hashing": VH and VH_PHD, 32 and 64 bits;
     VH+bias at seed 0, trained with them),
-    ``codes`` (the section "DCF and CCCF": both, 32 and 64 bits),
     ``users`` (Figures 1-3: the figure methods at 64 bits), ``sampling``
     (Figure 4: VH_PHD at 64 bits, four sampling combinations), ``convergence``
     (Figure 5: VH and VH_PHD at 64 bits), ``protocol`` (the chapter on the
@@ -193,8 +192,7 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
     if "vh" in parts:
         blocks.append(Block(["vh", "vh-phd"], [32, 64], sd, part="vh"))
         blocks.append(Block(["vh-bias"], [32, 64], [0], part="vh"))  # one grid with VH's
-    if "codes" in parts:
-        blocks.append(Block(["dcf", "cccf"], [32, 64], sd, part="codes"))
+
     if "users" in parts:
         blocks.append(Block(FIGURE_METHODS, [64], sd, part="users"))
     if "convergence" in parts:

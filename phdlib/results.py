@@ -120,7 +120,7 @@ def save(run: Run, root: Path | None = None) -> Path:
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=_json_default))
         run.per_user.to_parquet(tmp / "per_user.parquet", index=False)
         if run.arrays:
-            np.savez_compressed(tmp / "arrays.npz", **run.arrays)
+            np.savez(tmp / "arrays.npz", **run.arrays)  # packed codes and float32 barely compress
         if run.log is not None:
             run.log.to_parquet(tmp / "log.parquet", index=False)
         if run.grid is not None:

@@ -73,8 +73,9 @@ def _run_cell(cell, root: str, data_dir: str | None) -> dict:
 
 
 def _cost(cell) -> int:
-    """Rough relative cost, to start the slowest cells first (:attr:`Method.cost`)."""
-    return methods.get(cell.method).cost * (2 if cell.bits >= 64 else 1)
+    """Rough relative cost, to start the slowest cells first (:meth:`Method.run_cost`)."""
+    cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
+    return methods.get(cell.method).run_cost(cfg, cell.bits)
 
 
 def _git_commit() -> str | None:

@@ -33,7 +33,7 @@ VARIANTS: dict[str, tuple[str, dict, bool, str]] = {
     "lr 0.005": ("vh", {"lr": 0.005, "train_sampling": "stochastic"}, False,
                  "the largest learning rate of the paper's grid"),
     "lr 0.005, no noise": ("vh", {"lr": 0.005, "train_sampling": "stochastic", "noise_std": 0.0},
-                           False, "no noise injection"),
+                           True, "no noise injection (a fixed budget of 24,000 iterations)"),
     "lr 0.005, deterministic training": ("vh", {"lr": 0.005, "train_sampling": "deterministic"},
                                          False, "mu = 0.5 in training too"),
     "VH_PHD (default)": ("vh-phd", {}, False,

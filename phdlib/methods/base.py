@@ -354,6 +354,10 @@ class Method:
         for cfg in configs:
             yield self.fit(split, bits, seed, cfg, progress)
 
+    def run_cost(self, config: dict, bits: int) -> float:
+        """Rough relative cost of one run (the grid runner starts costly cells first)."""
+        return self.cost * (2 if bits >= 64 else 1)
+
     def from_arrays(self, bits: int, arrays: dict) -> Fitted:
         """The fitted model of stored ``arrays`` (how this method's runs are re-scored)."""
         return self.model.from_arrays(bits, arrays, self.ranks_by)

@@ -295,6 +295,10 @@ class VHMethod(Method):
             cfg["lr_grid"] = [SINGLE_POINT["vh"][0]]
         return cfg
 
+    def run_cost(self, config: dict, bits: int) -> float:
+        """A smaller learning rate waits longer on VH's plateau: it costs more."""
+        return super().run_cost(config, bits) * (2 if config["lr"] < 0.005 else 1)
+
     def grid(self, config: dict, bits: int) -> list[dict]:
         if not config["tune"]:
             return []
