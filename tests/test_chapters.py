@@ -21,7 +21,7 @@ def _code_cells(path: Path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_code_fits_the_page(path):
-    long = [(i, line) for c in _code_cells(path) if "parameters" not in c.metadata.get("tags", [])
+    long = [(i, line) for c in _code_cells(path)
             for i, line in enumerate(c.source.split("\n")) if len(line) > WIDTH]
     assert not long, f"{path.name}: code lines over {WIDTH} characters scroll sideways: {long[:3]}"
 
