@@ -202,6 +202,7 @@ function collect(mathjaxState) {
     tracebackText: tracebackText,
     resources: resources.filter(Boolean),
     wideCode: [...document.querySelectorAll('.cell_input pre')]
+      .filter(e => !e.closest('details:not([open])'))  // a folded input is measured when shown
       .filter(e => e.scrollWidth > e.clientWidth + 1)
       .map(e => text(e).split('\n').reduce((a, b) => a.length >= b.length ? a : b, '')),
     injected: document.querySelectorAll('.tag_injected-parameters').length,
