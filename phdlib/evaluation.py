@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from . import codes as C
+from . import metrics
+from .metrics import summarize  # noqa: F401  (part of this module's API)
 
 DISTANCES = ("hamming", "phd")
 
@@ -85,18 +87,15 @@ def evaluate(fitted, ratings, ties: str = "expected", discount: str = "paper", k
     order). Returns :func:`phdlib.metrics.evaluate`'s frame: one row per user
     (``user``, ``n_test``, ``ndcg@k``..., ``mrr``).
     """
-    from . import metrics
+    return evaluate_discounts(fitted, ratings, ties, (discount,), ks, seed)[discount]
 
+
+def evaluate_discounts(fitted, ratings, ties: str = "expected", discounts=("paper",),
+                       ks=(5, 10), seed: int = 0) -> dict[str, pd.DataFrame]:
+    """:func:`evaluate` under several discounts, scoring the pairs once: discount -> frame."""
     values = fitted.pairs(np.asarray(ratings.user), np.asarray(ratings.item))
-    return metrics.evaluate(ratings.user, ratings.rating, values, ks=ks, ties=ties,
-                            discount=discount, kind=fitted.kind, seed=seed)
-
-
-def summarize(per_user: pd.DataFrame) -> dict:
-    """Means over users of every metric column, and ``users`` (:func:`phdlib.metrics.summarize`)."""
-    from . import metrics
-
-    return metrics.summarize(per_user)
+    return {d: metrics.evaluate(ratings.user, ratings.rating, values, ks=ks, ties=ties,
+                                discount=d, kind=fitted.kind, seed=seed) for d in discounts}
 
 
 def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties: str = "expected",
@@ -109,8 +108,6 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     set. Returns :func:`phdlib.metrics.evaluate`'s frame plus ``n_ranked``
     (items ranked per user); ``n_test`` is the user's number of test items.
     """
-    from . import metrics
-
     n_users, n_items = split.dataset.n_users, split.dataset.n_items
     seen = np.zeros((n_users, n_items), dtype=bool)
     for part in exclude:
@@ -140,11 +137,13 @@ def evaluate_codes(user_codes: C.PackedCodes, item_codes: C.PackedCodes, ratings
                    ks=(5, 10), seed: int = 0) -> pd.DataFrame:
     """Per-user NDCG@k and RR of ``ratings`` (a :class:`phdlib.data.Ratings`).
 
-    Each user's rated items are ranked by the code distance, smallest first
-    (:func:`phdlib.metrics.evaluate` with ``kind="dissimilarity"``).
+    Each user's rated items are ranked by the code distance, smallest first:
+    :func:`evaluate` of a :class:`phdlib.methods.CodeModel` of these codes
+    (``item_codes`` plain or stored negated).
     """
-    from . import metrics
+    from .methods.base import CodeModel
 
-    d = pair_distances(user_codes, item_codes, ratings.user, ratings.item, distance)
-    return metrics.evaluate(ratings.user, ratings.rating, d, ks=ks, ties=ties,
-                            discount=discount, kind="dissimilarity", seed=seed)
+    plain = item_codes.negate() if item_codes.negated else item_codes
+    model = CodeModel(user_codes.m, {"user_codes": user_codes.words, "item_codes": plain.words},
+                      distance)
+    return evaluate(model, ratings, ties, discount, ks, seed)

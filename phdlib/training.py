@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import methods, results
-from .evaluation import evaluate, summarize
+from .evaluation import evaluate, evaluate_discounts, summarize
 from .metrics import METRICS
 
 __all__ = ["run", "tune", "transfer", "evaluate_fitted", "fitted", "make_run", "grid_table"]
@@ -52,10 +52,11 @@ def evaluate_fitted(model: methods.Fitted, split, ties: str, discount: str = "pa
     ``users``), the NDCG under the other discount (``released:ndcg@5`` ...
     or ``paper:...``) and the validation means (``valid_ndcg@5`` ...).
     """
-    per_user = evaluate(model, split.test, ties=ties, discount=discount)
-    summary = summarize(per_user)
     other = "released" if discount == "paper" else "paper"
-    alt = summarize(evaluate(model, split.test, ties=ties, discount=other))
+    test = evaluate_discounts(model, split.test, ties=ties, discounts=(discount, other))
+    per_user = test[discount]
+    summary = summarize(per_user)
+    alt = summarize(test[other])
     summary.update({f"{other}:{k}": v for k, v in alt.items() if k.startswith("ndcg@")})
     valid = summarize(evaluate(model, split.valid, ties=ties, discount=discount))
     summary.update({f"valid_{k}": valid[k] for k in METRICS})
@@ -170,9 +171,8 @@ def grid_table(run: results.Run, value: str = "valid_ndcg@10", rows: str = "reg"
     return run.grid.pivot_table(index=rows, columns=columns, values=value, aggfunc="first")
 
 
-def _check_grid_overrides(method, dataset: str, bits: int, cfg: dict, overrides) -> None:
+def _check_grid_overrides(method, dataset: str, bits: int, points: list, overrides) -> None:
     """An override of a key the tuning grid sets would be silently replaced: refuse it."""
-    points = method.grid(cfg, int(cfg.get("tune_bits") or bits))
     if not points or not overrides:
         return
     defaults = method.defaults(dataset, bits)
@@ -194,13 +194,13 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
     """
     method = methods.get(name)
     cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
-    _check_grid_overrides(method, split.dataset.name, bits, cfg, overrides)
+    tune_bits = int(cfg.get("tune_bits") or bits)
+    points = method.grid(cfg, tune_bits)
+    _check_grid_overrides(method, split.dataset.name, bits, points, overrides)
     if reuse:
         found = results.find(name, split.dataset.name, bits, seed, cfg, split.fingerprint, root=root)
         if found is not None:
             return found
-    tune_bits = int(cfg.get("tune_bits") or bits)
-    points = method.grid(cfg, tune_bits)
     if points and (tune_bits != int(bits) or int(seed) != TUNE_SEED):
         r = transfer(name, split, bits, seed, cfg, tune_bits, overrides, reuse, store, progress,
                      root)
