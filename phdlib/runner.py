@@ -52,7 +52,8 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
         if (path / "meta.json").is_file():
             row["status"] = "stored"
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["cell", "dataset", "method", "bits", "seed", "options",
+                                       "key", "path", "status", "error"])
 
 
 def _run_cell(cell, root: str, data_dir: str | None) -> dict:
