@@ -15,7 +15,11 @@ import pandas as pd
 
 from .metrics import DISCOUNTS, KINDS, TIES, _as_1d, _check_choice, _check_k, evaluate, summarize
 
-__all__ = ["tie_profile", "compare_tie_rules", "benchmark"]
+__all__ = ["tie_profile", "compare_tie_rules", "rule_table", "benchmark", "RULES"]
+
+#: The tie rules side by side in :func:`rule_table`: the bounds, the expectation,
+#: the input order and the mean of seeded random orders.
+RULES = ("pessimistic", "expected", "optimistic", "input", "random")
 
 
 def tie_profile(user, values, ks: Iterable[int] = (5, 10), rating=None,
@@ -111,6 +115,29 @@ def compare_tie_rules(user, rating, values, ks: Iterable[int] = (5, 10),
 
 
 # --------------------------------------------------------------------------- benchmark
+
+
+def rule_table(tables: dict, metric: str, label: str, paper: dict | None = None,
+               stored: dict | None = None) -> pd.DataFrame:
+    """One row per key of ``tables`` (:func:`compare_tie_rules` frames): ``metric`` under each rule.
+
+    Columns ``"{label} {rule}"`` for every rule of :data:`RULES` (paper's
+    discount), ``"{label} random sd"`` (standard deviation over the random
+    draws) and, when given, ``"{label} paper's"`` and ``"{label} stored run"``
+    from ``paper`` and ``stored`` (key -> value; NaN where absent). The index
+    is the keys, named ``method`` and ``bits``.
+    """
+    rows = []
+    for (name, bits), t in tables.items():
+        p = t[t.discount == "paper"].set_index("ties")
+        row = {"method": name, "bits": bits,
+               **{f"{label} {r}": p.loc[r, metric] for r in RULES},
+               f"{label} random sd": p.loc["random", f"{metric}_sd"]}
+        for what, src in (("paper's", paper), ("stored run", stored)):
+            if src is not None:
+                row[f"{label} {what}"] = src.get((name, bits), np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["method", "bits"])
 
 
 def benchmark(user=None, rating=None, values=None, ties: Iterable[str] = TIES,

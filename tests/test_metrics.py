@@ -406,6 +406,19 @@ def test_compare_tie_rules_table():
         assert g.loc["random", "draws"] == 3
 
 
+def test_rule_table_lays_out_every_rule_beside_the_references():
+    user, rating, values = _flat(13, n_users=60, n=1200, levels=5)
+    t = T.compare_tie_rules(user, rating, values, random_seeds=[0, 1])
+    tab = T.rule_table({("m", 8): t}, "mrr", "MRR", paper={("m", 8): 0.5}, stored={})
+    p = t[t.discount == "paper"].set_index("ties")
+    row = tab.loc[("m", 8)]
+    assert [f"MRR {r}" for r in T.RULES] == list(tab.columns[:len(T.RULES)])
+    assert all(row[f"MRR {r}"] == p.loc[r, "mrr"] for r in T.RULES)
+    assert row["MRR random sd"] == p.loc["random", "mrr_sd"] and row["MRR paper's"] == 0.5
+    assert np.isnan(row["MRR stored run"])
+    assert "MRR paper's" not in T.rule_table({("m", 8): t}, "mrr", "MRR").columns
+
+
 def test_large_tie_groups_kernel_equals_per_user():
     # one user, 300 items over 3 distances: the kernel's running-ratio RR and the
     # per-user binomial formula agree on big groups
