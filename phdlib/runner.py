@@ -36,14 +36,18 @@ def _root(root) -> Path:
     return Path(root) if root is not None else results.results_dir()
 
 
+_STATUS_COLUMNS = ["cell", "dataset", "method", "bits", "seed", "options", "key", "path", "status",
+                   "error"]
+
+
 def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
     """One row per cell: ``cell``, ``status`` (stored / missing), ``key``, ``path``."""
     root = _root(root)
     rows = []
     for c in cells:
-        row = {"cell": c, "dataset": c.dataset, "method": c.method, "bits": c.bits,
-               "seed": c.seed, "options": ",".join(f"{k}={v}" for k, v in c.options),
-               "key": None, "path": None, "status": "missing", "error": None}
+        row = dict(zip(_STATUS_COLUMNS, (c, c.dataset, c.method, c.bits, c.seed,
+                                         ",".join(f"{k}={v}" for k, v in c.options),
+                                         None, None, "missing", None)))
         cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
         split = _load_split(c.dataset, c.split_seed, data_dir)
         key = results.run_key(c.method, c.dataset, c.bits, c.seed, cfg, split.fingerprint)
@@ -52,8 +56,7 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
         if (path / "meta.json").is_file():
             row["status"] = "stored"
         rows.append(row)
-    return pd.DataFrame(rows, columns=["cell", "dataset", "method", "bits", "seed", "options",
-                                       "key", "path", "status", "error"])
+    return pd.DataFrame(rows, columns=_STATUS_COLUMNS)
 
 
 def _run_cell(cell, root: str, data_dir: str | None) -> dict:

@@ -1,9 +1,6 @@
 """What a run measured: :class:`Measurements` while it runs, :class:`BenchResult` after."""
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..io import write_json
 
 
 @dataclass
@@ -78,14 +76,8 @@ class BenchResult:
         return out
 
     def save(self, path) -> Path:
-        """Write :meth:`to_json` atomically (temp file + rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(self.to_json(), f, indent=1, default=_json_default)
-        os.replace(tmp, path)
-        return path
+        """Write :meth:`to_json` atomically (:func:`phdlib.io.write_json`)."""
+        return write_json(path, self.to_json())
 
     def table(self, threads: int = 1) -> pd.DataFrame:
         """Throughput table at ``threads``: seconds, codes/s, GB/s, % of bandwidth.
@@ -107,12 +99,3 @@ class BenchResult:
                          "s per 100M": th["seconds"] / m["n"] * 1e8})
         return pd.DataFrame(rows).set_index("method")
 
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(type(o).__name__)

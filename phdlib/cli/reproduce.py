@@ -26,7 +26,8 @@ def _reproduce(args) -> int:
             cells, jobs=args.jobs, data_dir=args.data_dir, progress=not args.json or args.progress,
             errors="record", name=f"reproduce-{args.dataset}-{args.profile}")
         wall = time.perf_counter() - t0
-    except (methods.MethodNotAvailable, KeyError, ValueError, FileNotFoundError) as exc:
+    except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
+            FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
         return fail(str(exc).strip("'\""))
     table = experiments.summary_table(report)
     counts = report["status"].value_counts().to_dict()

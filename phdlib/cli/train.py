@@ -30,7 +30,8 @@ def _train(args) -> int:
         split = data.load_split(args.dataset, seed=args.split_seed, data_dir=args.data_dir)
         run = training.run(args.method, split, args.bits, seed=args.seed, overrides=overrides,
                           reuse=not args.no_cache, progress=not args.json and sys.stderr.isatty() or args.progress)
-    except (methods.MethodNotAvailable, KeyError, ValueError, FileNotFoundError) as exc:
+    except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
+            FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
         return fail(str(exc).strip("'\""))
     out = {"method": run.method, "dataset": run.dataset, "bits": run.bits, "seed": run.seed,
            "metrics": run.metrics, "config": run.config, "wall_seconds": run.wall_seconds,

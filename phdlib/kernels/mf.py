@@ -72,8 +72,8 @@ def als_half_step(indptr, cols, vals, fixed, out, reg, weighted):
 
     indptr: int64 (n_rows + 1,); cols: int32 (nnz,); vals: float64 (nnz,);
     fixed: float64 (n_cols, dim); out: float64 (n_rows, dim), written;
-    reg: float > 0; weighted: bool. Returns 0 (a system that is not positive
-    definite, possible only with ``reg = 0``, raises ``LinAlgError``).
+    reg: float > 0; weighted: bool. A system that is not positive definite
+    (possible only with ``reg = 0``) raises ``LinAlgError``.
     """
     n_rows, dim = out.shape
     A = np.empty((dim, dim))
@@ -103,7 +103,6 @@ def als_half_step(indptr, cols, vals, fixed, out, reg, weighted):
         solve_spd(A, b)
         for k in range(dim):
             out[u, k] = b[k]
-    return 0
 
 
 @nb.njit(cache=True)

@@ -169,10 +169,6 @@ class BlockModel:
     init_log: list = field(default_factory=list)
 
 
-def _blocks(B, starts):
-    return [np.ascontiguousarray(B[:, starts[b]:starts[b + 1]]) for b in range(len(starts) - 1)]
-
-
 def _predict_blocks(g, Bs, Ds, Wu, Wi):
     preds = []
     for b in range(len(Bs)):

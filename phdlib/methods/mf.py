@@ -22,7 +22,7 @@ import numpy as np
 from ..kernels import mf as _k
 from .base import rating_arrays
 
-__all__ = ["fit_sgd", "fit_als", "sgd_objective", "als_objective", "scores", "binarize",
+__all__ = ["fit_sgd", "fit_als", "sgd_objective", "als_objective", "binarize",
            "THRESHOLDS", "SCOPES"]
 
 
@@ -208,10 +208,8 @@ def fit_als(train, n_users: int, n_items: int, dim: int, reg: float, epochs: int
     u_ptr, u_cols, u_vals = _csr(user, item, rating, n_users)
     i_ptr, i_cols, i_vals = _csr(item, user, rating, n_items)
     for ep in range(1, epochs + 1):
-        f1 = _k.als_half_step(u_ptr, u_cols, u_vals, Q, P, float(reg), bool(weighted))
-        f2 = _k.als_half_step(i_ptr, i_cols, i_vals, P, Q, float(reg), bool(weighted))
-        if f1 or f2:
-            raise FloatingPointError(f"ALS: {f1 + f2} normal equations not positive definite (reg={reg})")
+        _k.als_half_step(u_ptr, u_cols, u_vals, Q, P, float(reg), bool(weighted))
+        _k.als_half_step(i_ptr, i_cols, i_vals, P, Q, float(reg), bool(weighted))
         if callback is not None:
             callback(ep, P, Q)
     return P.astype(np.float32), Q.astype(np.float32)
@@ -230,11 +228,6 @@ def als_objective(train, P: np.ndarray, Q: np.ndarray, reg: float, weighted: boo
         wu = np.ones(P.shape[0])
         wi = np.ones(Q.shape[0])
     return float(sse + reg * (wu @ (P64 * P64).sum(1) + wi @ (Q64 * Q64).sum(1)))
-
-
-def scores(P: np.ndarray, Q: np.ndarray, user: np.ndarray, item: np.ndarray) -> np.ndarray:
-    """Inner products ``<P[user[t]], Q[item[t]]>``: float64 (n,) for int (n,) pairs."""
-    return _k.pair_scores(np.asarray(user, np.int32), np.asarray(item, np.int32), P, Q)
 
 
 # ---------------------------------------------------------------------------

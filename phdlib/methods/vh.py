@@ -31,6 +31,7 @@ import pandas as pd
 import torch
 
 from ..evaluation import evaluate_codes
+from ..metrics import METRICS
 from .base import CodeModel, Method
 from .stopping import EarlyStopping
 from .vh_model import (DISTANCES, SAMPLINGS, TARGET_MAPS, VHModel, code_stats, default_threads,
@@ -99,7 +100,7 @@ def check_config(cfg: dict) -> None:
     choice("train_sampling", SAMPLINGS)
     choice("eval_sampling", SAMPLINGS)
     choice("target_map", TARGET_MAPS)
-    choice("stop_metric", ("ndcg@5", "ndcg@10", "mrr"))
+    choice("stop_metric", METRICS)
     for k in ("lr", "init_range"):
         positive(k)
     for k in ("batch_size", "eval_every", "patience", "max_iterations"):
@@ -206,7 +207,7 @@ class _Trainer:
         uc, ic = self.model.codes(self.eval_gen is not None, self.eval_gen)
         per_user = evaluate_codes(uc, ic, valid, self.cfg["distance"], ties=self.cfg["ties"],
                                   discount=self.cfg["discount"])
-        return {k: float(per_user[k].mean()) for k in ("ndcg@5", "ndcg@10", "mrr")}, uc, ic
+        return {k: float(per_user[k].mean()) for k in METRICS}, uc, ic
 
 
 def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, config: dict,
