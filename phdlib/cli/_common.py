@@ -34,6 +34,13 @@ def dump_json(obj: Any, stream=None) -> None:
     stream.write("\n")
 
 
+def error_message(exc: BaseException) -> str:
+    """The text of a user error: a KeyError's message without the quotes its str() adds."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc)
+
+
 def fail(message: str, code: int = 2) -> int:
     """Print ``phd: error: message`` on stderr and return ``code``."""
     print(f"phd: error: {message}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_json_flag, dump_json, fail
+from ._common import add_json_flag, dump_json, error_message, fail
 
 
 def _prep_args(args) -> dict:
@@ -26,7 +26,7 @@ def _stats(args) -> int:
         split = data.load_split(args.dataset, seed=args.seed, data_dir=args.data_dir,
                                 download=args.download, **_prep_args(args))
     except (data.DataError, FileNotFoundError, KeyError, TypeError) as exc:
-        return fail(str(exc).strip("'\""))
+        return fail(error_message(exc))
     s = data.stats(split)
     s["paper"] = DATA_STATS.get(split.dataset.name)
     s["released_split"] = RELEASED_SPLITS.get(split.dataset.name)
@@ -73,7 +73,7 @@ def _fetch(args) -> int:
         out = data.fetch(args.dataset, url=args.url, verify=not args.no_verify,
                          progress=not args.json and sys.stderr.isatty())
     except (data.DataError, FileNotFoundError, KeyError) as exc:
-        return fail(str(exc).strip("'\""))
+        return fail(error_message(exc))
     out = {"dataset": args.dataset, **out}
     known = out["known_fingerprint"]
     path = out["path"]

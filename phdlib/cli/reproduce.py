@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_json_flag, dump_json, fail
+from ._common import add_json_flag, dump_json, error_message, fail
 
 
 def _reproduce(args) -> int:
@@ -28,7 +28,7 @@ def _reproduce(args) -> int:
         wall = time.perf_counter() - t0
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
             FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
-        return fail(str(exc).strip("'\""))
+        return fail(error_message(exc))
     table = experiments.summary_table(report)
     counts = report["status"].value_counts().to_dict()
     if args.json:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_json_flag, dump_json, fail
+from ._common import add_json_flag, dump_json, error_message, fail
 
 
 def _overrides(args) -> dict:
@@ -32,7 +32,7 @@ def _train(args) -> int:
                           reuse=not args.no_cache, progress=not args.json and sys.stderr.isatty() or args.progress)
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
             FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
-        return fail(str(exc).strip("'\""))
+        return fail(error_message(exc))
     out = {"method": run.method, "dataset": run.dataset, "bits": run.bits, "seed": run.seed,
            "metrics": run.metrics, "config": run.config, "wall_seconds": run.wall_seconds,
            "fingerprint": run.fingerprint, "version": run.version,
