@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import codes as C
 from . import metrics
-from .metrics import summarize  # noqa: F401  (part of this module's API)
+from .metrics import summarize
 
 DISTANCES = ("hamming", "phd")
 
@@ -87,15 +87,30 @@ def evaluate(fitted, ratings, ties: str = "expected", discount: str = "paper", k
     order). Returns :func:`phdlib.metrics.evaluate`'s frame: one row per user
     (``user``, ``n_test``, ``ndcg@k``..., ``mrr``).
     """
-    return evaluate_discounts(fitted, ratings, ties, (discount,), ks, seed)[discount]
+    return evaluate_many(fitted, ratings, (ties,), (discount,), ks, seed)[ties, discount]
 
 
-def evaluate_discounts(fitted, ratings, ties: str = "expected", discounts=("paper",),
-                       ks=(5, 10), seed: int = 0) -> dict[str, pd.DataFrame]:
-    """:func:`evaluate` under several discounts, scoring the pairs once: discount -> frame."""
+def evaluate_many(fitted, ratings, ties=("expected",), discounts=("paper",), ks=(5, 10),
+                  seed: int = 0) -> dict[tuple[str, str], pd.DataFrame]:
+    """:func:`evaluate` under several tie rules and discounts, scoring the pairs once.
+
+    Returns ``{(tie rule, discount): per-user frame}`` for every combination.
+    """
     values = fitted.pairs(np.asarray(ratings.user), np.asarray(ratings.item))
-    return {d: metrics.evaluate(ratings.user, ratings.rating, values, ks=ks, ties=ties,
-                                discount=d, kind=fitted.kind, seed=seed) for d in discounts}
+    return {(t, d): metrics.evaluate(ratings.user, ratings.rating, values, ks=ks, ties=t,
+                                     discount=d, kind=fitted.kind, seed=seed)
+            for t in ties for d in discounts}
+
+
+def tie_rules(fitted, ratings, ties, discount: str = "paper") -> pd.DataFrame:
+    """Summary metrics of ``fitted`` on ``ratings`` under each tie rule: one row per rule.
+
+    Columns: every metric of :func:`phdlib.metrics.summarize` (``ndcg@5``,
+    ``ndcg@10``, ``mrr``, ``users``); index ``ties``.
+    """
+    per_rule = evaluate_many(fitted, ratings, tuple(ties), (discount,))
+    rows = {t: summarize(per_rule[t, discount]) for t in ties}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("ties")
 
 
 def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties: str = "expected",

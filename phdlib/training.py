@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import methods, results
-from .evaluation import evaluate, evaluate_discounts, summarize
+from .evaluation import evaluate, evaluate_many, summarize
 from .metrics import METRICS
 
 __all__ = ["run", "tune", "transfer", "evaluate_fitted", "fitted", "make_run", "grid_table"]
@@ -53,10 +53,10 @@ def evaluate_fitted(model: methods.Fitted, split, ties: str, discount: str = "pa
     or ``paper:...``) and the validation means (``valid_ndcg@5`` ...).
     """
     other = "released" if discount == "paper" else "paper"
-    test = evaluate_discounts(model, split.test, ties=ties, discounts=(discount, other))
-    per_user = test[discount]
+    test = evaluate_many(model, split.test, ties=(ties,), discounts=(discount, other))
+    per_user = test[ties, discount]
     summary = summarize(per_user)
-    alt = summarize(test[other])
+    alt = summarize(test[ties, other])
     summary.update({f"{other}:{k}": v for k, v in alt.items() if k.startswith("ndcg@")})
     valid = summarize(evaluate(model, split.valid, ties=ties, discount=discount))
     summary.update({f"valid_{k}": valid[k] for k in METRICS})

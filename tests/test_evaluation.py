@@ -223,3 +223,18 @@ def test_pair_distances_rejects_bad_ids():
         E.pair_distances(uc, uc, [0, 1], [0], "hamming")
     with pytest.raises(ValueError, match="distance"):
         E.pair_distances(uc, uc, [0], [0], "cosine")
+
+
+def test_evaluate_many_and_tie_rules_equal_one_evaluation_each(synthetic_split):
+    from phdlib import methods, training
+
+    sp = synthetic_split
+    run = training.run("popularity", sp, 8, 0, store=False, reuse=False, progress=False)
+    model = training.fitted(run)
+    many = E.evaluate_many(model, sp.test, ("expected", "input"), ("paper", "released"))
+    for (t, d), frame in many.items():
+        pd.testing.assert_frame_equal(frame, E.evaluate(model, sp.test, ties=t, discount=d))
+    table = E.tie_rules(model, sp.test, ("expected", "optimistic"))
+    assert list(table.index) == ["expected", "optimistic"]
+    assert table.loc["expected", "ndcg@10"] == E.summarize(many["expected", "paper"])["ndcg@10"]
+    assert methods.get("popularity").ranks_by == "score"
