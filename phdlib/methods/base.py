@@ -24,6 +24,7 @@ and :class:`BlockCodeModel` (blocks of ±1 codes with real weights, CCCF).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import ClassVar, Iterable, Iterator
 
 import numpy as np
@@ -270,6 +271,7 @@ class BlockCodeModel(Fitted):
 
     needs: ClassVar[tuple[str, ...]] = ("user_codes", "item_codes")
 
+    @cached_property
     def _parts(self):
         starts = np.asarray(self.arrays.get("block_starts", [0, self.bits]), dtype=np.int64)
         m = int(starts[-1])
@@ -284,7 +286,7 @@ class BlockCodeModel(Fitted):
                 np.ascontiguousarray(Wu), np.ascontiguousarray(Wi))
 
     def table(self, users, items) -> np.ndarray:
-        B, D, starts, Wu, Wi = self._parts()
+        B, D, starts, Wu, Wi = self._parts
         users = _ids(users, self.n_users, "user")
         items = _ids(items, self.n_items, "item")
         out = np.zeros((len(users), len(items)))
@@ -297,7 +299,7 @@ class BlockCodeModel(Fitted):
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
         from ..kernels import dcf as _k
 
-        B, D, starts, Wu, Wi = self._parts()
+        B, D, starts, Wu, Wi = self._parts
         user = _ids(user, self.n_users, "user").astype(np.int64)
         item = _ids(item, self.n_items, "item").astype(np.int64)
         return _k.pair_scores(user, item, B, D, starts, Wu, Wi)
