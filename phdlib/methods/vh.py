@@ -25,17 +25,23 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
 
-from ..evaluation import evaluate_codes
+from ..evaluation import DISTANCES, evaluate_codes
 from ..metrics import METRICS
 from .base import CodeModel, Method
 from .stopping import EarlyStopping
-from .vh_model import (DISTANCES, SAMPLINGS, TARGET_MAPS, VHModel, code_stats, default_threads,
-                       kl_bernoulli_half, make_adam, rating_target, resolve_device, torch_threads)
+
+if TYPE_CHECKING:
+    from .vh_model import VHModel
+
+# PyTorch and the model (phdlib.methods.vh_model) are imported where training
+# starts, so that listing, labelling and configuring methods needs no torch.
+SAMPLINGS = ("stochastic", "deterministic")
+TARGET_MAPS = ("released", "minmax")
 
 #: The training-budget rule applied to VH and VH_PHD alike, chosen on
 #: validation data only (chapter "Variational hashing"): validate every 750
@@ -150,6 +156,10 @@ class _Trainer:
     """One training run's state: data on the device, model, optimiser, generators."""
 
     def __init__(self, train, n_users, n_items, bits, rating_scale, cfg, seed):
+        import torch
+
+        from .vh_model import VHModel, make_adam, resolve_device
+
         device = resolve_device(cfg["device"])
         torch.manual_seed(seed)
         gen = torch.Generator(device="cpu").manual_seed(int(seed))
@@ -167,6 +177,7 @@ class _Trainer:
         if int(self.tu.shape[0]) == 0:
             raise ValueError("the training split is empty")
         self.cfg, self.bits, self.scale, self.device = cfg, bits, rating_scale, device
+        self.torch = torch
         self.noise = float(cfg["noise_std"])
         self._buf = np.empty(0, dtype=np.int64)
         self.loss_acc, self.loss_n, self.it = 0.0, 0, 0
@@ -176,11 +187,13 @@ class _Trainer:
         while self._buf.shape[0] < B:
             self._buf = np.concatenate([self._buf, self.rng.permutation(n)])
         idx, self._buf = self._buf[:B], self._buf[B:]
-        return torch.as_tensor(idx, device=self.device)
+        return self.torch.as_tensor(idx, device=self.device)
 
     def steps(self, count: int) -> None:
         """``count`` optimisation steps; the loss is sampled every 50th step."""
-        cfg, B = self.cfg, int(self.cfg["batch_size"])
+        from .vh_model import kl_bernoulli_half, rating_target
+
+        torch, cfg, B = self.torch, self.cfg, int(self.cfg["batch_size"])
         stochastic = cfg["train_sampling"] == "stochastic"
         for _ in range(count):
             idx = self._batch()
@@ -223,6 +236,8 @@ def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, confi
     CPU threads while training (default :func:`default_threads`). ``progress``:
     a progress bar (a string: its label).
     """
+    from .vh_model import default_threads, torch_threads
+
     with torch_threads(threads or default_threads()):
         cfg = dict(config)
         check_config(cfg)
@@ -231,6 +246,9 @@ def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, confi
 
 
 def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
+    from .vh_model import code_stats
+
+    torch = tr.torch
     cfg, threads = tr.cfg, torch.get_num_threads()
     stopper = EarlyStopping(cfg["patience"], cfg["min_iterations"], cfg["max_iterations"])
     every = int(cfg["eval_every"])
@@ -323,6 +341,10 @@ class VHMethod(Method):
         bits = int(bits)
         if bits < 1:
             raise ValueError(f"bits must be a positive integer, got {bits}")
+        import torch
+
+        from .vh_model import default_threads, resolve_device, torch_threads
+
         ds = split.dataset
         with torch_threads(default_threads()):
             res = fit(split.train, split.valid, ds.n_users, ds.n_items, bits, ds.rating_scale, cfg,

@@ -29,9 +29,8 @@ from torch import nn
 
 from .. import codes as C
 
-DISTANCES = ("hamming", "phd")
-SAMPLINGS = ("stochastic", "deterministic")
-TARGET_MAPS = ("released", "minmax")
+from ..evaluation import DISTANCES
+from .vh import TARGET_MAPS
 
 
 def resolve_device(device: str = "auto") -> str:
