@@ -15,7 +15,8 @@ import pandas as pd
 
 from .metrics import DISCOUNTS, KINDS, TIES, _as_1d, _check_choice, _check_k, evaluate, summarize
 
-__all__ = ["tie_profile", "compare_tie_rules", "rule_table", "benchmark", "RULES"]
+__all__ = ["tie_profile", "compare_tie_rules", "rule_table", "median_user", "tie_groups",
+           "one_user_rules", "benchmark", "RULES"]
 
 #: The tie rules side by side in :func:`rule_table`: the bounds, the expectation,
 #: the input order and the mean of seeded random orders.
@@ -138,6 +139,35 @@ def rule_table(tables: dict, metric: str, label: str, paper: dict | None = None,
                 row[f"{label} {what}"] = src.get((name, bits), np.nan)
         rows.append(row)
     return pd.DataFrame(rows).set_index(["method", "bits"])
+
+
+def median_user(user, rating, values):
+    """The user with the median number of test items: ``(u, ratings, values)`` of that user.
+
+    user int (N,), rating (N,), values (N,): one row per test rating. Ties in
+    the count go to the smaller user id. Returns the id and the user's
+    float64 ratings and values, in their stored order.
+    """
+    tp = tie_profile(user, values, rating=rating)
+    u0 = int(tp.sort_values(["n_test", "user"]).iloc[len(tp) // 2]["user"])
+    m0 = np.asarray(user) == u0
+    return u0, np.asarray(rating)[m0].astype(float), np.asarray(values)[m0]
+
+
+def tie_groups(ratings, values) -> pd.DataFrame:
+    """One user's items grouped by value: per value, the count and the ratings (best first)."""
+    return (pd.DataFrame({"distance": values, "rating": ratings}).groupby("distance")["rating"]
+            .agg(items="size",
+                 ratings=lambda s: " ".join(str(int(x)) for x in sorted(s, reverse=True))))
+
+
+def one_user_rules(ratings, values) -> pd.DataFrame:
+    """NDCG@5, NDCG@10 and RR of one user's ranking under every tie rule (one row each)."""
+    from .metrics import mrr, ndcg
+
+    return pd.DataFrame({t: {"NDCG@5": ndcg(ratings, values, 5, ties=t),
+                             "NDCG@10": ndcg(ratings, values, 10, ties=t),
+                             "RR": mrr(ratings, values, ties=t)} for t in TIES}).T
 
 
 def benchmark(user=None, rating=None, values=None, ties: Iterable[str] = TIES,

@@ -419,6 +419,20 @@ def test_rule_table_lays_out_every_rule_beside_the_references():
     assert "MRR paper's" not in T.rule_table({("m", 8): t}, "mrr", "MRR").columns
 
 
+def test_one_user_helpers():
+    user = np.array([0, 0, 1, 1, 1, 2, 2, 2, 2])
+    rating = np.array([5, 3, 4, 4, 1, 2, 5, 3, 1], dtype=float)
+    values = np.array([1, 2, 0, 0, 3, 1, 1, 2, 2])
+    u0, r0, v0 = T.median_user(user, rating, values)
+    assert u0 == 1 and list(r0) == [4, 4, 1] and list(v0) == [0, 0, 3]
+    g = T.tie_groups(r0, v0)
+    assert list(g.index) == [0, 3] and list(g["items"]) == [2, 1] and g.loc[0, "ratings"] == "4 4"
+    t = T.one_user_rules(r0, v0)
+    assert list(t.index) == list(M.TIES)
+    assert t.loc["expected", "RR"] == M.mrr(r0, v0) and t.loc["input", "NDCG@5"] == M.ndcg(
+        r0, v0, 5, ties="input")
+
+
 def test_large_tie_groups_kernel_equals_per_user():
     # one user, 300 items over 3 distances: the kernel's running-ratio RR and the
     # per-user binomial formula agree on big groups
