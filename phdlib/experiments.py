@@ -259,6 +259,14 @@ def load_runs(cells: Iterable[Cell], root=None, data_dir=None, arrays: bool = Fa
     return out
 
 
+def only_methods(cells: Iterable[Cell], names: Iterable[str]) -> list[Cell]:
+    """The cells of the methods ``names``; an unknown name is an error naming the known ones."""
+    keep = set(names)
+    for n in keep:
+        methods.get(n)
+    return [c for c in cells if c.method in keep]
+
+
 def ensure(dataset: str, profile: str, parts: Iterable[str], seeds: int = 1, jobs: int | None = 1,
            root=None, data_dir=None, progress: bool = True, methods_only: Iterable[str] | None = None,
            arrays: bool = False) -> tuple[dict[Cell, results.Run], pd.DataFrame]:
@@ -270,8 +278,7 @@ def ensure(dataset: str, profile: str, parts: Iterable[str], seeds: int = 1, job
     grid = plan(dataset, profile, seeds=seeds, parts=parts)
     cells = grid.cells()
     if methods_only is not None:
-        keep = set(methods_only)
-        cells = [c for c in cells if c.method in keep]
+        cells = only_methods(cells, methods_only)
     report = run_grid(cells, jobs=jobs, root=root, data_dir=data_dir, progress=progress,
                       name=f"{dataset}-{profile}-{'+'.join(parts)}")
     ok = report[report["status"].isin(["stored", "ran"])]

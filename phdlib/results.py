@@ -81,6 +81,12 @@ class Run:
     path: Path | None = None
 
     @property
+    def effective_config(self) -> dict:
+        """The configuration the stored model was trained with: ``config`` with the
+        tuning grid's choice (``extra["chosen"]``) applied, for a tuned run."""
+        return {**self.config, **self.extra.get("chosen", {})}
+
+    @property
     def key(self) -> str:
         return run_key(self.method, self.dataset, self.bits, self.seed, self.config, self.fingerprint)
 

@@ -84,3 +84,14 @@ def test_results_dir_follows_the_environment(tmp_path, monkeypatch):
     r = _run()
     assert results.save(r) == (tmp_path / "r").resolve() / "synthetic" / "toy" / r.key
     assert results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc") is not None
+
+
+def test_effective_config_applies_the_grid_choice():
+    from phdlib.results import Run
+
+    r = Run(method="m", dataset="d", bits=8, seed=0, config={"lr": 1, "tune": True, "x": 2},
+            metrics={}, per_user=None, fingerprint="f", wall_seconds=0.0,
+            extra={"chosen": {"lr": 3}})
+    assert r.effective_config == {"lr": 3, "tune": True, "x": 2}
+    r.extra = {}
+    assert r.effective_config == r.config

@@ -15,9 +15,7 @@ def _reproduce(args) -> int:
                                 parts=args.part or experiments.PARTS, split_seed=args.split_seed)
         cells = grid.cells()
         if args.method:
-            for name in args.method:
-                methods.get(name)  # an unknown name is an error naming the known ones
-            cells = [c for c in cells if c.method in set(args.method)]
+            cells = experiments.only_methods(cells, args.method)
         log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
         log(experiments.profile_note(args.profile, sorted({c.method for c in cells})))
         log(f"{len(cells)} cells on {args.dataset}; jobs={args.jobs}")
