@@ -59,6 +59,7 @@ def atomic_write(path: Path | str, mode: str = "wb") -> Iterator[Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the published file private
         with os.fdopen(fd, mode) as fh:
             yield fh
             fh.flush()
