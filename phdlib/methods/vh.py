@@ -132,7 +132,8 @@ class FitResult:
     evaluation (iteration, seconds, train_seconds, train_loss, noise_std,
     valid ndcg@5 / ndcg@10 / mrr, user/item bit statistics, best); best_iteration,
     iterations (run), stop_reason; ms_per_iteration: mean training time per
-    iteration (no evaluation), milliseconds.
+    iteration (no evaluation), milliseconds; train_step: ``"fused"`` or
+    ``"autograd"`` (:mod:`phdlib.methods.vh_step`).
     """
 
     model: VHModel
@@ -143,6 +144,7 @@ class FitResult:
     train_seconds: float
     seconds_to_best: float
     ms_per_iteration: float
+    train_step: str = "autograd"
 
 
 def _earliest_stop(stopper: EarlyStopping, it: int, every: int) -> int:
@@ -153,14 +155,18 @@ def _earliest_stop(stopper: EarlyStopping, it: int, every: int) -> int:
 
 
 class _Trainer:
-    """One training run's state: data on the device, model, optimiser, generators."""
+    """One training run's state: model, training step (:mod:`.vh_step`), generators."""
 
-    def __init__(self, train, n_users, n_items, bits, rating_scale, cfg, seed):
+    def __init__(self, train, n_users, n_items, bits, rating_scale, cfg, seed, step="auto",
+                 threads=1):
         import torch
 
-        from .vh_model import VHModel, make_adam, resolve_device
+        from .vh_model import VHModel, resolve_device
+        from .vh_step import make_step
 
         device = resolve_device(cfg["device"])
+        if len(train.user) == 0:
+            raise ValueError("the training split is empty")
         torch.manual_seed(seed)
         gen = torch.Generator(device="cpu").manual_seed(int(seed))
         self.gen = gen if device == "cpu" else torch.Generator(device=device).manual_seed(int(seed))
@@ -168,52 +174,35 @@ class _Trainer:
         self.model = VHModel(n_users, n_items, bits, cfg["distance"], cfg["init_range"],
                              cfg["user_mask_grad"], device=device, generator=gen,
                              user_bias=cfg["user_bias"])
-        self.opt = make_adam(self.model.parameters(), cfg["lr"])
+        self.step = make_step(step, self.model, train, bits, rating_scale, cfg, self.gen, threads)
         self.eval_gen = (torch.Generator(device=device).manual_seed(int(seed) + 1)
                          if cfg["eval_sampling"] == "stochastic" else None)
-        self.tu = torch.as_tensor(np.asarray(train.user, dtype=np.int64), device=device)
-        self.ti = torch.as_tensor(np.asarray(train.item, dtype=np.int64), device=device)
-        self.tr = torch.as_tensor(np.asarray(train.rating, dtype=np.float32), device=device)
-        if int(self.tu.shape[0]) == 0:
-            raise ValueError("the training split is empty")
-        self.cfg, self.bits, self.scale, self.device = cfg, bits, rating_scale, device
-        self.torch = torch
+        self.n = len(train.user)
+        self.cfg, self.bits, self.device, self.torch = cfg, bits, device, torch
         self.noise = float(cfg["noise_std"])
         self._buf = np.empty(0, dtype=np.int64)
         self.loss_acc, self.loss_n, self.it = 0.0, 0, 0
 
     def _batch(self):
-        B, n = int(self.cfg["batch_size"]), int(self.tu.shape[0])
+        B = int(self.cfg["batch_size"])
         while self._buf.shape[0] < B:
-            self._buf = np.concatenate([self._buf, self.rng.permutation(n)])
+            self._buf = np.concatenate([self._buf, self.rng.permutation(self.n)])
         idx, self._buf = self._buf[:B], self._buf[B:]
-        return self.torch.as_tensor(idx, device=self.device)
+        return idx
 
     def steps(self, count: int) -> None:
         """``count`` optimisation steps; the loss is sampled every 50th step."""
-        from .vh_model import kl_bernoulli_half, rating_target
-
-        torch, cfg, B = self.torch, self.cfg, int(self.cfg["batch_size"])
-        stochastic = cfg["train_sampling"] == "stochastic"
+        B, decay = int(self.cfg["batch_size"]), self.cfg["noise_decay"]
         for _ in range(count):
             idx = self._batch()
-            r = self.tr[idx]
-            if self.noise > 0:
-                eps = torch.as_tensor(self.rng.standard_normal(B).astype(np.float32), device=self.device)
-                r = r + eps * self.noise
-            target = rating_target(r, self.bits, self.scale, cfg["target_map"])
-            score, pu, pi = self.model(self.tu[idx], self.ti[idx], stochastic, self.gen)
-            loss = ((target - score) ** 2).mean()
-            if cfg["kl_weight"] > 0:
-                loss = loss + cfg["kl_weight"] * (kl_bernoulli_half(pu) + kl_bernoulli_half(pi)).mean()
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            self.opt.step()
-            self.noise *= cfg["noise_decay"]
-            if self.it % 50 == 0:
-                self.loss_acc += float(loss.detach())
+            eps = self.rng.standard_normal(B).astype(np.float32) if self.noise > 0 else None
+            loss = self.step(idx, eps, self.noise, self.it % 50 == 0)
+            self.noise *= decay
+            if loss is not None:
+                self.loss_acc += loss
                 self.loss_n += 1
             self.it += 1
+        self.step.sync()
 
     def validate(self, valid) -> tuple[dict, object, object]:
         """Validation metrics of the current codes, and the codes."""
@@ -225,7 +214,7 @@ class _Trainer:
 
 def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, config: dict,
         seed: int = 0, progress: bool | str = False, callback=None,
-        threads: int | None = None) -> FitResult:
+        threads: int | None = None, step: str = "auto") -> FitResult:
     """Train one model on ``train`` (a ``Ratings``), select on ``valid``.
 
     config: as :func:`default_config` (checked here). Randomness: the
@@ -233,16 +222,20 @@ def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, confi
     seeded with ``seed``; the batch order and the rating noise from
     ``numpy.random.default_rng(seed)``. On CPU the same seed gives the same
     numbers. ``callback(row)`` is called with each log row. ``threads``: torch
-    CPU threads while training (default :func:`default_threads`). ``progress``:
-    a progress bar (a string: its label).
+    CPU threads while training (default :func:`default_threads`; the fused
+    step's Adam pass uses as many Numba threads). ``progress``: a progress bar
+    (a string: its label). ``step``: the training step of
+    :func:`phdlib.methods.vh_step.make_step` (``"auto"``: the fused Numba step
+    on CPU without the KL term, which equals the autograd step bit for bit).
     """
     from .vh_model import default_threads, torch_threads
 
-    with torch_threads(threads or default_threads()):
+    threads = threads or default_threads()
+    with torch_threads(threads):
         cfg = dict(config)
         check_config(cfg)
-        return _fit(_Trainer(train, n_users, n_items, bits, rating_scale, cfg, seed), valid,
-                    progress, callback)
+        return _fit(_Trainer(train, n_users, n_items, bits, rating_scale, cfg, seed, step,
+                             threads), valid, progress, callback)
 
 
 def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
@@ -289,7 +282,8 @@ def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
     return FitResult(model=tr.model, log=pd.DataFrame(rows), best_iteration=stopper.best_iteration,
                      iterations=tr.it, stop_reason=stopper.reason, train_seconds=train_time,
                      seconds_to_best=seconds_to_best,
-                     ms_per_iteration=1000.0 * train_time / max(tr.it, 1))
+                     ms_per_iteration=1000.0 * train_time / max(tr.it, 1),
+                     train_step=tr.step.name)
 
 
 # --------------------------------------------------------------------------- the methods
@@ -355,6 +349,7 @@ class VHMethod(Method):
         info = {"best_iteration": int(res.best_iteration), "iterations": int(res.iterations),
                 "seconds_to_best": float(res.seconds_to_best), "train_seconds": float(res.train_seconds),
                 "ms_per_iteration": float(res.ms_per_iteration), "stop_reason": res.stop_reason,
+                "train_step": res.train_step,
                 "device": resolve_device(cfg["device"]), "torch_threads": default_threads()}
         return CodeModel(bits, {"user_codes": uc.words, "item_codes": ic.words}, self.distance,
                          res.log, info)

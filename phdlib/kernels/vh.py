@@ -1,0 +1,233 @@
+"""Numba kernels of the fused VH / VH_PHD training step (:mod:`phdlib.methods.vh_step`).
+
+One step of the variational hashing model is a forward and backward pass over
+a batch of ``B`` ratings (``B x m`` bits) and an Adam update of *every* row
+of the embeddings: TF1's Adam, like PyTorch's, decays the moments of rows the
+batch did not touch, so the update is dense. These kernels do, in float32 and
+in the same order of operations, what PyTorch's autograd and its fused CPU
+Adam do (``torch.optim.Adam(fused=True)``), so the parameters they produce
+are bit for bit those of the autograd step (a test checks 1,000 steps):
+
+- the straight-through gradient of ``score = <2 b_u - 1, 2 b_i' - 1>``;
+- ``index_select``'s backward: the rows of a batch accumulated in batch order;
+- Adam: ``m = fma(1 - beta1, g - m, m)``, ``v = fma((1 - beta2) g, g, beta2 v)``
+  (PyTorch's vectorised kernel as compiled: GCC contracts that expression),
+  ``p = p + (-step_size m) / (sqrt(v) / sqrt(1 - beta2^t) + eps)``.
+
+``error_model="numpy"``: no Python zero-division checks, so LLVM vectorises
+the division and square root of the dense Adam pass.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .floats import fma32, sqrt32
+
+
+@nb.njit(error_model="numpy", cache=True)
+def batch_backward(pu, pi, mu_u, mu_i, target, bias, phd, mask_grad, gu, gi, gscore, score):
+    """Forward and backward pass of one batch.
+
+    pu, pi: float32 ``(B, m)`` bit probabilities ``sigmoid(E)`` of the batch's
+    user and item rows; mu_u, mu_i: float32 ``(B, m)`` sampling thresholds (0.5:
+    deterministic); target: float32 ``(B,)``; bias: float32 ``(B,)``, the
+    batch users' bias (zeros without one). phd: rank by PHD (project the item
+    bits by the user bits); mask_grad: let the gradient through the mask into
+    the user bits. Loss: the mean squared error over the batch.
+    Writes gu, gi: float32 ``(B, m)`` gradients of the loss with respect to
+    the embedding rows; gscore: float32 ``(B,)`` gradient with respect to each
+    score (that is, to each bias); score: float32 ``(B,)`` the scores.
+
+    A bit is ``ceil(p - mu)``, which for ``p, mu`` in ``[0, 1)`` is ``p > mu``
+    (a float difference is zero only between equal numbers).
+    """
+    B, m = pu.shape
+    zero, one, two = np.float32(0.0), np.float32(1.0), np.float32(2.0)
+    g0 = one / np.float32(B)
+    su = np.empty(m, np.float32)   # 2 b_u - 1
+    si = np.empty(m, np.float32)   # 2 b_i - 1 (before the projection)
+    sp = np.empty(m, np.float32)   # 2 b_i' - 1 (after it)
+    for b in range(B):
+        s = zero
+        for j in range(m):
+            su[j] = one if pu[b, j] > mu_u[b, j] else -one
+            si[j] = one if pi[b, j] > mu_i[b, j] else -one
+            sp[j] = one if (phd and su[j] > zero and si[j] > zero) or (
+                not phd and si[j] > zero) else -one
+            s += su[j] * sp[j]
+        s = s + bias[b]
+        score[b] = s
+        gs = -(g0 * (two * (target[b] - s)))
+        gscore[b] = gs
+        g2 = gs * two
+        for j in range(m):
+            gpu = g2 * sp[j]                       # d loss / d b_u through the score
+            gproj = g2 * su[j]                     # d loss / d b_i'
+            if phd:
+                if mask_grad and si[j] > zero:     # b_i' = b_i b_u: into b_u times b_i
+                    gpu = gpu + gproj
+                gpi = gproj if su[j] > zero else zero
+            else:
+                gpi = gproj
+            p = pu[b, j]
+            gu[b, j] = gpu * (one - p) * p
+            p = pi[b, j]
+            gi[b, j] = gpi * (one - p) * p
+
+
+@nb.njit(cache=True)
+def gather_batch(idx, users, items, ratings, eps, noise, bu, bi, br):
+    """Rows ``idx`` of the training split, ratings plus noise.
+
+    idx: int64 ``(B,)``; users, items: int64 ``(n,)``; ratings: float32
+    ``(n,)``; eps: float32 ``(B,)`` standard normal draws; noise: float32
+    standard deviation (0: no noise, eps unused). Writes bu, bi (int64) and
+    br (float32 ``ratings[idx] + eps * noise``, as PyTorch rounds it).
+    """
+    for b in range(idx.shape[0]):
+        k = idx[b]
+        bu[b] = users[k]
+        bi[b] = items[k]
+        br[b] = ratings[k] + eps[b] * noise if noise != np.float32(0.0) else ratings[k]
+
+
+@nb.njit(error_model="numpy", cache=True)
+def accumulate_rows(rows, g, slot, acc):
+    """Sum the gradient rows of repeated indices, in batch order.
+
+    rows: int64 ``(B,)`` parameter rows; g: float32 ``(B, d)``; slot: int64
+    ``(n,)``, -1 for every row on entry; acc: float32 ``(B, d)``. On return
+    ``slot[r]`` is the row of ``acc`` holding row ``r``'s summed gradient.
+    """
+    n = 0
+    for b in range(rows.shape[0]):
+        r = rows[b]
+        k = slot[r]
+        if k < 0:
+            k = n
+            slot[r] = k
+            n += 1
+            for j in range(g.shape[1]):
+                acc[k, j] = np.float32(0.0) + g[b, j]
+        else:
+            for j in range(g.shape[1]):
+                acc[k, j] = acc[k, j] + g[b, j]
+    return n
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _adam_span(p, m, v, slot, acc, lo, hi, c1, b2, c2, bc2s, eps, nss):
+    """Adam on rows ``lo..hi-1``; rows without a slot have a zero gradient."""
+    zero = np.float32(0.0)
+    d = p.shape[1]
+    for r in range(lo, hi):
+        k = slot[r]
+        if k >= 0:
+            for j in range(d):
+                g = acc[k, j]
+                mm = fma32(c1, g - m[r, j], m[r, j])
+                vv = fma32(c2 * g, g, v[r, j] * b2)
+                m[r, j] = mm
+                v[r, j] = vv
+                p[r, j] = p[r, j] + nss * mm / (sqrt32(vv) / bc2s + eps)
+            slot[r] = -1
+        else:
+            for j in range(d):
+                mm = fma32(c1, zero - m[r, j], m[r, j])
+                vv = fma32(c2 * zero, zero, v[r, j] * b2)
+                m[r, j] = mm
+                v[r, j] = vv
+                p[r, j] = p[r, j] + nss * mm / (sqrt32(vv) / bc2s + eps)
+
+
+@nb.njit(error_model="numpy", cache=True)
+def adam_rows(p, m, v, slot, acc, c1, b2, c2, bc2s, eps, nss):
+    """Dense Adam step on every row, one thread; resets ``slot`` to -1.
+
+    p, m, v: float32 ``(n, d)`` parameters and moments (updated in place);
+    slot, acc: as :func:`accumulate_rows` left them. c1 = 1 - beta1,
+    b2 = beta2, c2 = 1 - beta2, bc2s = sqrt(1 - beta2^t), eps, and
+    nss = -lr / (1 - beta1^t): float32.
+    """
+    _adam_span(p, m, v, slot, acc, 0, p.shape[0], c1, b2, c2, bc2s, eps, nss)
+
+
+@nb.njit(error_model="numpy", cache=True, parallel=True)
+def adam_rows_parallel(p, m, v, slot, acc, c1, b2, c2, bc2s, eps, nss, chunks):
+    """:func:`adam_rows` split into ``chunks`` row ranges on Numba's threads."""
+    n = p.shape[0]
+    for c in nb.prange(chunks):
+        _adam_span(p, m, v, slot, acc, n * c // chunks, n * (c + 1) // chunks,
+                   c1, b2, c2, bc2s, eps, nss)
+
+
+@nb.njit(error_model="numpy", cache=True, parallel=True)
+def traffic_probe(a, b, c, chunks):
+    """Read and rewrite three float32 arrays once: the memory traffic of a dense Adam pass.
+
+    a, b, c: float32 ``(n,)``, updated in place (each element read once and
+    written once, with one multiply-add between). The time of this call is
+    the memory-bandwidth floor of :func:`adam_rows` on arrays of that size.
+    """
+    n = a.shape[0]
+    h = np.float32(0.5)
+    for t in nb.prange(chunks):
+        for k in range(n * t // chunks, n * (t + 1) // chunks):
+            x = a[k] * h + b[k]
+            a[k] = x
+            b[k] = c[k] * h
+            c[k] = x + c[k]
+
+
+# --------------------------------------------------------------------------- MT19937
+
+_N, _M = 624, 397
+
+
+@nb.njit(cache=True, inline="always")
+def _mix(a, b, c):
+    """One word of the MT19937 transition from words k, k + 1 and k + 397."""
+    y = (a & np.uint32(0x80000000)) | (b & np.uint32(0x7FFFFFFF))
+    return c ^ (y >> np.uint32(1)) ^ ((y & np.uint32(1)) * np.uint32(0x9908B0DF))
+
+
+@nb.njit(cache=True)
+def _twist(key):
+    """The MT19937 state transition, in place on ``key`` (uint32 ``(624,)``)."""
+    for k in range(_N - _M):
+        key[k] = _mix(key[k], key[k + 1], key[k + _M])
+    for k in range(_N - _M, _N - 1):
+        key[k] = _mix(key[k], key[k + 1], key[k + _M - _N])
+    key[_N - 1] = _mix(key[_N - 1], key[0], key[_M - 1])
+
+
+@nb.njit(cache=True)
+def mt_uniform24(key, pos, out):
+    """Uniform float32 numbers in ``[0, 1)`` from an MT19937 stream, as ``torch.rand``.
+
+    key: uint32 ``(624,)`` state and pos: int64 ``(1,)`` index of its next word
+    (both updated: the stream goes on). Each number is the tempered 32-bit
+    word's low 24 bits times ``2^-24``: PyTorch's CPU ``rand`` for float32.
+    out: float32, any shape (filled in C order).
+    """
+    flat = out.reshape(-1)
+    n, k, p = flat.shape[0], 0, pos[0]
+    scale = np.float32(1.0 / (1 << 24))
+    while k < n:
+        if p >= _N:
+            _twist(key)
+            p = 0
+        take = min(_N - p, n - k)
+        for t in range(take):
+            y = key[p + t]
+            y ^= y >> np.uint32(11)
+            y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+            y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+            y ^= y >> np.uint32(18)
+            flat[k + t] = np.float32(y & np.uint32(0xFFFFFF)) * scale
+        k += take
+        p += take
+    pos[0] = p

@@ -1,0 +1,102 @@
+"""The fused VH training step equals the autograd step (parameters after 1,000 steps)."""
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from phdlib.kernels import vh as K  # noqa: E402
+from phdlib.methods import vh, vh_step  # noqa: E402
+
+
+def _train(n_users, n_items, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return NS(user=rng.integers(0, n_users, n), item=rng.integers(0, n_items, n),
+              rating=rng.integers(1, 6, n).astype(np.float32))
+
+
+def _params(kind, cfg, shape, bits, steps, seed=3):
+    tr = vh._Trainer(_train(*shape), shape[0], shape[1], bits, (1, 5), cfg, seed, kind)
+    assert tr.step.name == kind
+    tr.steps(steps)
+    return [p.detach().numpy().copy() for p in tr.model.parameters()], tr
+
+
+CASES = [  # distance, train sampling, user bias, mask gradient, target map
+    ("phd", "stochastic", False, True, "released"),
+    ("hamming", "deterministic", False, True, "released"),
+    ("hamming", "stochastic", True, True, "minmax"),
+    ("phd", "deterministic", False, False, "minmax"),
+]
+
+
+@pytest.mark.parametrize("distance,sampling,bias,mask_grad,target_map", CASES)
+def test_fused_step_equals_autograd_step_after_1000_iterations(distance, sampling, bias,
+                                                               mask_grad, target_map):
+    cfg = vh.default_config(distance, user_bias=bias)
+    cfg.update(train_sampling=sampling, user_mask_grad=mask_grad, target_map=target_map,
+               lr=0.005)
+    # few users and items: most rows repeat within a batch and every row moves
+    shape = (150, 90, 20_000)
+    old, t_old = _params("autograd", cfg, shape, 32, 1000)
+    new, t_new = _params("fused", cfg, shape, 32, 1000)
+    assert len(old) == len(new) == (3 if bias else 2)
+    moved = np.abs(old[0] - _params("autograd", cfg, shape, 32, 0)[0][0]).max()
+    assert moved > 0.1  # the test trains for real
+    for a, b in zip(old, new):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert t_old.loss_acc == pytest.approx(t_new.loss_acc, rel=1e-5)
+
+
+def test_fused_step_equals_autograd_step_at_ml_1m_shape():
+    cfg = vh.default_config("phd")
+    old, _ = _params("autograd", cfg, (6040, 3260, 100_000), 64, 300)
+    new, _ = _params("fused", cfg, (6040, 3260, 100_000), 64, 300)
+    for a, b in zip(old, new):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_auto_step_is_fused_on_cpu_and_autograd_with_the_kl_term():
+    cfg = vh.default_config("phd")
+    assert vh._Trainer(_train(20, 10, 100), 20, 10, 8, (1, 5), cfg, 0).step.name == "fused"
+    cfg["kl_weight"] = 0.1
+    assert vh._Trainer(_train(20, 10, 100), 20, 10, 8, (1, 5), cfg, 0).step.name == "autograd"
+    with pytest.raises(ValueError, match="KL"):
+        vh._Trainer(_train(20, 10, 100), 20, 10, 8, (1, 5), cfg, 0, "fused")
+    with pytest.raises(ValueError, match="step must be"):
+        vh._Trainer(_train(20, 10, 100), 20, 10, 8, (1, 5), vh.default_config("phd"), 0, "jit")
+
+
+def test_stream_draws_torch_rand_across_twists_and_hands_the_state_back():
+    gen = torch.Generator().manual_seed(2**40 + 17)
+    torch.empty(1000).uniform_(-1, 1, generator=gen)
+    twin = torch.Generator().set_state(gen.get_state())
+    stream = vh_step._Stream(gen)
+    assert stream.key is not None
+    out = torch.empty(7, 111)
+    for _ in range(5):  # 3,885 numbers: several state transitions
+        stream.rand(out)
+        assert torch.equal(out, torch.rand((7, 111), generator=twin))
+    stream.sync()
+    assert torch.equal(torch.rand(2000, generator=gen), torch.rand(2000, generator=twin))
+
+
+def test_stream_of_a_fresh_generator():
+    gen, twin = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    out = np.empty(700, np.float32)
+    s = vh_step._Stream(gen)
+    K.mt_uniform24(s.key, s.pos, out)
+    assert np.array_equal(out, torch.rand(700, generator=twin).numpy())
+
+
+def test_accumulate_rows_sums_repeats_in_batch_order():
+    rows = np.array([3, 1, 3, 3, 0])
+    g = np.arange(10, dtype=np.float32).reshape(5, 2) + 0.5
+    slot, acc = np.full(5, -1, np.int64), np.zeros((5, 2), np.float32)
+    assert K.accumulate_rows(rows, g, slot, acc) == 3
+    np.testing.assert_array_equal(acc[slot[3]], g[0] + g[2] + g[3])
+    np.testing.assert_array_equal(acc[slot[1]], g[1])
+    assert slot[2] == slot[4] == -1
