@@ -89,3 +89,30 @@ def test_by_method_separates_sampling_variants():
     assert len(report.by_method(runs)["vh-phd"]) == 1
     assert len(report.by_method(runs, plain=False)["vh-phd"]) == 1  # one run per seed
     assert report.by_method(runs, bits=32) == {}
+
+
+def test_seed_spread_bands_and_findings():
+    t = report.table1(make_runs(LEVELS), "ml-1m", 64)
+    spread = report.seed_spread(t)
+    assert list(spread.columns) == ["n", "ndcg@5", "ndcg@10", "mrr"]
+    assert (spread["n"] == 2).all()
+    v = t.values
+    for m in spread.index:
+        assert spread.loc[m, "ndcg@10"] == v.loc[m, ("ndcg@10", "std")]
+    b = report.noise_bands(spread)
+    moving = spread[spread["ndcg@10"] > 0]
+    s = np.sqrt((moving["ndcg@10"] ** 2).mean())
+    assert b["pooled_std"] == pytest.approx(s) and b["n"] == 2
+    assert b["single"] == pytest.approx(report.Z95 * np.sqrt(2) * s)
+    assert b["means"] == pytest.approx(report.Z95 * s)
+    assert b["vs_single"] == pytest.approx(report.Z95 * np.sqrt(1.5) * s)
+    text = " ".join(report.seed_findings(t))
+    assert "pooled" in text and f"{b['single']:.4f}" in text and "of our NDCG@10 values" in text
+
+
+def test_seed_spread_without_repeated_seeds():
+    runs = {c: r for c, r in make_runs(LEVELS).items() if c.seed == 0}
+    t = report.table1(runs, "ml-1m", 64)
+    assert report.seed_spread(t)["ndcg@10"].isna().all()
+    assert np.isnan(report.noise_bands(report.seed_spread(t))["pooled_std"])
+    assert "seed spread is unknown" in report.seed_findings(t)[0]

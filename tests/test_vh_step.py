@@ -100,3 +100,24 @@ def test_accumulate_rows_sums_repeats_in_batch_order():
     np.testing.assert_array_equal(acc[slot[3]], g[0] + g[2] + g[3])
     np.testing.assert_array_equal(acc[slot[1]], g[1])
     assert slot[2] == slot[4] == -1
+
+
+def test_train_bench_rows_and_limits(monkeypatch):
+    from phdlib.bench import train as TB
+
+    monkeypatch.setitem(TB.SHAPES, "tiny", (300, 200, 5000))
+    res = TB.run(shapes=("tiny",), bits=(16,), threads=1, repeats=2, iterations={"tiny": 20})
+    df = res.table()
+    assert len(df) == 4  # 2 methods x (autograd, fused) on 1 thread
+    assert set(df["step"]) == {"autograd", "fused"} and set(df["method"]) == {"vh", "vh-phd"}
+    assert (df["ms_per_iteration"] > 0).all() and (df["bytes_per_step"] > 500 * 16 * 24).all()
+    np.testing.assert_allclose(df["limit_ms"], np.maximum(df["traffic_ms"], df["arithmetic_ms"]))
+    assert (df.loc[df.step == "autograd", "speedup"] == 1.0).all()
+    assert "over_limit" in TB.report(res) and res.to_json()["_run"]["batch_size"] == 400
+
+
+def test_train_bench_cli_errors(capsys):
+    from phdlib.cli import main
+
+    assert main(["bench", "--train", "--threads", "999"]) == 2
+    assert "phd: error: threads must be in" in capsys.readouterr().err

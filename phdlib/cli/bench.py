@@ -6,11 +6,32 @@ import sys
 from ._common import add_json_flag, dump_json, fail
 
 
+def _bench_train(args, log) -> int:
+    from ..bench import train
+
+    try:
+        res = train.run(shapes=args.shape or tuple(train.SHAPES), threads=args.threads,
+                        repeats=args.repeats or 5, seed=args.seed, log=log)
+    except (ValueError, MemoryError) as exc:
+        return fail(str(exc), 2)
+    if args.out:
+        from ..io import write_json
+
+        write_json(args.out, res.to_json())
+    if args.json:
+        dump_json(res.to_json())
+    else:
+        print(train.report(res))
+    return 0
+
+
 def _bench(args) -> int:
     from .. import bench
 
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else (
         lambda *a: print(*a, file=sys.stderr, flush=True))
+    if args.train:
+        return _bench_train(args, log)
     try:
         res = bench.run(n=args.n, threads=args.threads, profile=args.profile,
                         repeats=args.repeats, seed=args.seed, n_topk=args.n_topk, ip_n=args.ip_n,
@@ -51,6 +72,12 @@ def register(sub) -> None:
     p.add_argument("--min-seconds", type=float, default=None,
                    help="a timing sample averages back-to-back calls up to this long "
                         "(default: the profile's; 0: single calls)")
+    p.add_argument("--train", action="store_true",
+                   help="instead: the VH / VH_PHD training step, fused and autograd, ms per "
+                        "iteration beside the memory-traffic and arithmetic limits, at ML-1M's "
+                        "and Amazon's shapes, 32 and 64 bits")
+    p.add_argument("--shape", action="append", choices=["ml-1m", "amazon"], default=None,
+                   help="with --train: a shape to measure (repeatable; default both)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr")

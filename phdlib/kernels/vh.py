@@ -164,22 +164,49 @@ def adam_rows_parallel(p, m, v, slot, acc, c1, b2, c2, bc2s, eps, nss, chunks):
                    c1, b2, c2, bc2s, eps, nss)
 
 
-@nb.njit(error_model="numpy", cache=True, parallel=True)
-def traffic_probe(a, b, c, chunks):
+@nb.njit(cache=True, inline="always")
+def _traffic_span(a, b, c, lo, hi):
+    h = np.float32(0.5)
+    for k in range(lo, hi):
+        x = a[k] * h + b[k]
+        a[k] = x
+        b[k] = c[k] * h
+        c[k] = x + c[k]
+
+
+@nb.njit(cache=True)
+def traffic_probe(a, b, c):
     """Read and rewrite three float32 arrays once: the memory traffic of a dense Adam pass.
 
     a, b, c: float32 ``(n,)``, updated in place (each element read once and
-    written once, with one multiply-add between). The time of this call is
-    the memory-bandwidth floor of :func:`adam_rows` on arrays of that size.
+    written once, with a multiply-add between). The time of this call is the
+    memory-traffic floor of :func:`adam_rows` on arrays of that size.
     """
+    _traffic_span(a, b, c, 0, a.shape[0])
+
+
+@nb.njit(cache=True, parallel=True)
+def traffic_probe_parallel(a, b, c, chunks):
+    """:func:`traffic_probe` in ``chunks`` ranges on Numba's threads."""
     n = a.shape[0]
-    h = np.float32(0.5)
     for t in nb.prange(chunks):
-        for k in range(n * t // chunks, n * (t + 1) // chunks):
-            x = a[k] * h + b[k]
-            a[k] = x
-            b[k] = c[k] * h
-            c[k] = x + c[k]
+        _traffic_span(a, b, c, n * t // chunks, n * (t + 1) // chunks)
+
+
+@nb.njit(error_model="numpy", cache=True)
+def arithmetic_probe(p, m, v, repeats, c1, b2, c2, bc2s, eps, nss):
+    """:func:`adam_rows` ``repeats`` times on a block small enough for the L1 cache.
+
+    p, m, v: float32 ``(r, d)``. Every row gets the same small gradient (so
+    the moments stay normal numbers: decaying alone they would reach
+    subnormals, which are slow). The time per row is the arithmetic floor of
+    the dense Adam pass, memory traffic aside.
+    """
+    slot = np.zeros(p.shape[0], np.int64)
+    acc = np.full((1, p.shape[1]), np.float32(1e-3), np.float32)
+    for _ in range(repeats):
+        slot[:] = 0
+        _adam_span(p, m, v, slot, acc, 0, p.shape[0], c1, b2, c2, bc2s, eps, nss)
 
 
 # --------------------------------------------------------------------------- MT19937

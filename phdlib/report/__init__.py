@@ -11,7 +11,9 @@ Chapters write ``from phdlib import report`` and call:
 - ours against the paper (:mod:`.compare`): :func:`comparison`, :func:`within`,
   :func:`max_abs_diff`, the acceptance band :data:`TOLERANCE`;
 - Table 1 (:mod:`.table1`): :func:`table1` (a :class:`Table1`),
-  :func:`format_table1`, :func:`table1_findings`; grouping runs
+  :func:`format_table1`, :func:`table1_findings`; the seed spread
+  (:mod:`.seeds`): :func:`seed_spread`, :func:`noise_bands`,
+  :func:`seed_findings`; grouping runs
   (:mod:`.groups`): :func:`by_method`, :func:`per_user`;
 - Figures 1-3 (:mod:`.users`): :func:`user_features`, :func:`smooth_nearest`,
   :func:`users_curves`, :func:`plot_users`, :func:`users_findings`;
@@ -31,6 +33,7 @@ from .convergence import convergence_findings, convergence_summary, plot_converg
 from .groups import by_method, per_user
 from .sampling import plot_sampling, sampling_findings, sampling_table
 from .style import COLORS, METRIC_LABELS, METRICS, fmt_value, label
+from .seeds import Z95, noise_bands, seed_findings, seed_spread
 from .table1 import FINDING3_METHODS, Table1, format_table1, table1, table1_findings
 from .users import ORDERS, plot_users, smooth_nearest, user_features, users_curves, users_findings
 from .vh import chance_level, paired_tests, plot_curves, variants_findings, variants_table
@@ -39,6 +42,7 @@ __all__ = [
     "TOLERANCE", "FIELDS", "comparison", "within", "max_abs_diff", "mean_std",
     "by_method", "per_user",
     "Table1", "table1", "format_table1", "table1_findings", "FINDING3_METHODS",
+    "Z95", "seed_spread", "noise_bands", "seed_findings",
     "ORDERS", "user_features", "smooth_nearest", "users_curves", "plot_users", "users_findings",
     "sampling_table", "plot_sampling", "sampling_findings",
     "plot_convergence", "convergence_summary", "convergence_findings",

@@ -1,0 +1,182 @@
+"""The training benchmark (``phd bench --train``): VH / VH_PHD steps beside their limit.
+
+One training step of the variational hashing model is tiny arithmetic on a
+batch (``B x m`` bits) and a dense Adam update of every row of the
+embeddings: each float32 parameter and its two moments are read and written
+once per step. So a step cannot be faster than
+
+- the **memory-traffic floor**: the bytes the step must move, timed with
+  :func:`phdlib.kernels.vh.traffic_probe` (three float32 arrays of the
+  parameters' size read and rewritten once) on this machine, in this run;
+- the **arithmetic floor**: the Adam pass (a division and a square root per
+  parameter) on a block of rows small enough to stay in the L1 cache, scaled
+  to every row;
+
+and the *limit* is the larger of the two. For each shape (ML-1M's 6,040 users
+and 3,260 items; Amazon's 158,650 + 128,939 = 287,589 rows), each width and
+each method (VH: Hamming, deterministic training; VH_PHD: PHD, stochastic
+training, their single-point configurations), :func:`run` times
+milliseconds per iteration of the fused step (:mod:`phdlib.methods.vh_step`)
+on 1 and ``threads`` threads and of the autograd step (PyTorch's autograd and
+fused Adam, the reference) on 1 thread, interleaved round by round, on
+synthetic ratings of the shape (batch order, noise and sampling included).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numba
+import numpy as np
+
+from .machine import machine_info
+from .timing import interleaved
+
+#: (users, items, ratings) of the benchmark's shapes: ML-1M as split here, and
+#: the paper's Amazon set (Section 5.1).
+SHAPES = {"ml-1m": (6040, 3260, 1_000_209), "amazon": (158_650, 128_939, 4_701_968)}
+#: Iterations per timing sample, per shape (a sample lasts about a second).
+ITERATIONS = {"ml-1m": 1000, "amazon": 20}
+METHODS = ("vh", "vh-phd")
+
+
+@dataclass
+class TrainBench:
+    """Rows of :func:`run` (one per shape, width, method, step and thread count) and the run."""
+
+    rows: list[dict]
+    info: dict
+
+    def to_json(self) -> dict:
+        return {"rows": self.rows, "_run": self.info}
+
+    def table(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+
+def _trainer(shape, bits, method, step, threads, seed):
+    from ..methods import vh
+    from ..methods.vh_model import torch_threads
+
+    n_users, n_items, n = shape
+    rng = np.random.default_rng(seed)
+    train = SimpleNamespace(user=rng.integers(0, n_users, n), item=rng.integers(0, n_items, n),
+                            rating=rng.integers(1, 6, n).astype(np.float32))
+    cfg = vh.default_config("phd" if method == "vh-phd" else "hamming")
+    with torch_threads(threads):
+        return vh._Trainer(train, n_users, n_items, bits, (1, 5), cfg, seed, step, threads)
+
+
+def _timed(tr, iterations, threads):
+    import torch
+
+    def call():
+        old = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        numba.set_num_threads(threads)
+        try:
+            tr.steps(iterations)
+        finally:
+            torch.set_num_threads(old)
+
+    return call
+
+
+def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dict:
+    """Memory-traffic and arithmetic floors of one step (milliseconds), measured now."""
+    from ..kernels import vh as K
+
+    n = rows * bits
+    a, b, c = (np.random.default_rng(k).random(n, dtype=np.float32) for k in range(3))
+    numba.set_num_threads(threads)
+
+    def probe():
+        if threads > 1:
+            K.traffic_probe_parallel(a, b, c, threads)
+        else:
+            K.traffic_probe(a, b, c)
+
+    blk = 16
+    p, m, v = (np.random.default_rng(k).random((blk, bits), dtype=np.float32) for k in range(3))
+    consts = tuple(np.float32(x) for x in (0.1, 0.999, 0.001, 0.5, 1e-8, -1e-3))
+    calls = max(1, rows // blk)
+    probe()
+    K.arithmetic_probe(p, m, v, 1, *consts)
+    mem, arith = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        probe()
+        t1 = time.perf_counter()
+        K.arithmetic_probe(p, m, v, calls, *consts)
+        t2 = time.perf_counter()
+        mem.append(t1 - t0)
+        arith.append((t2 - t1) * rows / (calls * blk))
+    dense = 6 * 4 * n                       # p, m, v: read and written once
+    batch_bytes = 12 * 4 * batch * bits     # rows gathered, probabilities, thresholds, gradients
+    bandwidth = dense / np.median(mem)
+    traffic_ms = 1e3 * (dense + batch_bytes) / bandwidth
+    arith_ms = 1e3 * float(np.median(arith)) / threads
+    return {"bytes_per_step": dense + batch_bytes, "bandwidth_gbs": bandwidth / 1e9,
+            "traffic_ms": traffic_ms, "arithmetic_ms": arith_ms,
+            "limit_ms": max(traffic_ms, arith_ms)}
+
+
+def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int | None = None,
+        repeats: int = 5, iterations: dict | None = None, seed: int = 0, log=None) -> TrainBench:
+    """Milliseconds per VH training iteration, fused and autograd, beside the limit.
+
+    threads: the thread count measured beside 1 (default: Numba's threads, at
+    most 2 here); repeats: interleaved rounds; iterations: per shape, the
+    iterations of one timing sample (default :data:`ITERATIONS`). Returns
+    :class:`TrainBench`; ``ms_per_iteration`` is the median over rounds and
+    ``speedup`` the median per-round ratio of the autograd step's time to
+    this row's.
+    """
+    tmax = int(threads or numba.config.NUMBA_NUM_THREADS)
+    if not 1 <= tmax <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(f"threads must be in 1..{numba.config.NUMBA_NUM_THREADS}, got {threads}")
+    bad = [s for s in shapes if s not in SHAPES]
+    if bad:
+        raise ValueError(f"unknown shape(s) {bad}; known: {sorted(SHAPES)}")
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    its = dict(ITERATIONS, **(iterations or {}))
+    counts = sorted({1, tmax})
+    rows = []
+    for shape in shapes:
+        for m in bits:
+            floors = {t: _floors(SHAPES[shape][0] + SHAPES[shape][1], m, 400, t, repeats)
+                      for t in counts}
+            for method in methods:
+                if log:
+                    log(f"train bench: {shape}, {m} bits, {method}")
+                fns = {("autograd", 1): _timed(_trainer(SHAPES[shape], m, method, "autograd", 1,
+                                                        seed), its[shape], 1)}
+                for t in counts:
+                    fns[("fused", t)] = _timed(_trainer(SHAPES[shape], m, method, "fused", t, seed),
+                                               its[shape], t)
+                times, _ = interleaved({f"{s}-{t}": f for (s, t), f in fns.items()}, repeats, seed)
+                ref = times["autograd-1"]
+                for (s, t) in fns:
+                    sec = times[f"{s}-{t}"] / its[shape]
+                    ms = 1e3 * float(np.median(sec))
+                    fl = floors[t]
+                    rows.append({"shape": shape, "rows": SHAPES[shape][0] + SHAPES[shape][1],
+                                 "bits": m, "method": method, "step": s, "threads": t,
+                                 "ms_per_iteration": ms, "ms_best": 1e3 * float(sec.min()),
+                                 "speedup": float(np.median(ref / times[f"{s}-{t}"])),
+                                 **fl, "over_limit": ms / fl["limit_ms"]})
+    info = {"machine": machine_info(), "repeats": repeats, "iterations": its, "seed": seed,
+            "batch_size": 400}
+    return TrainBench(rows, info)
+
+
+def report(res: TrainBench) -> str:
+    """The benchmark as a plain-text table."""
+    df = res.table()
+    cols = ["shape", "bits", "method", "step", "threads", "ms_per_iteration", "speedup",
+            "limit_ms", "over_limit", "traffic_ms", "arithmetic_ms", "bandwidth_gbs"]
+    return df[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}")
