@@ -79,19 +79,35 @@ def batch_backward(pu, pi, mu_u, mu_i, target, bias, phd, mask_grad, gu, gi, gsc
 
 
 @nb.njit(cache=True)
-def gather_batch(idx, users, items, ratings, eps, noise, bu, bi, br):
-    """Rows ``idx`` of the training split, ratings plus noise.
+def gather_batch(idx, users, items, ratings, eps, noise, target_map, bits, lo, hi, span,
+                 bu, bi, target):
+    """Rows ``idx`` of the training split and their targets.
 
     idx: int64 ``(B,)``; users, items: int64 ``(n,)``; ratings: float32
     ``(n,)``; eps: float32 ``(B,)`` standard normal draws; noise: float32
-    standard deviation (0: no noise, eps unused). Writes bu, bi (int64) and
-    br (float32 ``ratings[idx] + eps * noise``, as PyTorch rounds it).
+    standard deviation (0: no noise, eps unused). The target is
+    :func:`phdlib.methods.vh_model.rating_target` of ``rating + eps * noise``
+    in the same float32 operations: target_map 0 (released)
+    ``2m (r / hi) - m``, 1 (minmax) ``2m (r - lo) / span - m``; bits, lo, hi,
+    span (= hi - lo): float32. Writes bu, bi (int64) and target (float32).
     """
+    two_m = np.float32(2.0) * bits
     for b in range(idx.shape[0]):
         k = idx[b]
         bu[b] = users[k]
         bi[b] = items[k]
-        br[b] = ratings[k] + eps[b] * noise if noise != np.float32(0.0) else ratings[k]
+        r = ratings[k] + eps[b] * noise if noise != np.float32(0.0) else ratings[k]
+        if target_map == 0:
+            target[b] = two_m * (r / hi) - bits
+        else:
+            target[b] = two_m * (r - lo) / span - bits
+
+
+@nb.njit(cache=True)
+def gather_rows(table, rows, out):
+    """``out[b] = table[rows[b]]``: float32 ``(n, d)``, int64 ``(B,)`` -> float32 ``(B, d)``."""
+    for b in range(rows.shape[0]):
+        out[b, :] = table[rows[b], :]
 
 
 @nb.njit(error_model="numpy", cache=True)
@@ -144,20 +160,23 @@ def _adam_span(p, m, v, slot, acc, lo, hi, c1, b2, c2, bc2s, eps, nss):
 
 
 @nb.njit(error_model="numpy", cache=True)
-def adam_rows(p, m, v, slot, acc, c1, b2, c2, bc2s, eps, nss):
-    """Dense Adam step on every row, one thread; resets ``slot`` to -1.
+def adam_rows(p, m, v, rows, g, slot, acc, c1, b2, c2, bc2s, eps, nss):
+    """One dense Adam step on every row from a batch's gradient rows, one thread.
 
     p, m, v: float32 ``(n, d)`` parameters and moments (updated in place);
-    slot, acc: as :func:`accumulate_rows` left them. c1 = 1 - beta1,
-    b2 = beta2, c2 = 1 - beta2, bc2s = sqrt(1 - beta2^t), eps, and
-    nss = -lr / (1 - beta1^t): float32.
+    rows: int64 ``(B,)`` and g: float32 ``(B, d)`` the batch's rows and their
+    gradients (summed by :func:`accumulate_rows` into slot / acc, which are
+    left as they came: slot all -1). c1 = 1 - beta1, b2 = beta2, c2 = 1 -
+    beta2, bc2s = sqrt(1 - beta2^t), eps, and nss = -lr / (1 - beta1^t): float32.
     """
+    accumulate_rows(rows, g, slot, acc)
     _adam_span(p, m, v, slot, acc, 0, p.shape[0], c1, b2, c2, bc2s, eps, nss)
 
 
 @nb.njit(error_model="numpy", cache=True, parallel=True)
-def adam_rows_parallel(p, m, v, slot, acc, c1, b2, c2, bc2s, eps, nss, chunks):
-    """:func:`adam_rows` split into ``chunks`` row ranges on Numba's threads."""
+def adam_rows_parallel(p, m, v, rows, g, slot, acc, c1, b2, c2, bc2s, eps, nss, chunks):
+    """:func:`adam_rows` with the dense pass in ``chunks`` row ranges on Numba's threads."""
+    accumulate_rows(rows, g, slot, acc)
     n = p.shape[0]
     for c in nb.prange(chunks):
         _adam_span(p, m, v, slot, acc, n * c // chunks, n * (c + 1) // chunks,

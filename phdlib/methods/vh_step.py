@@ -89,11 +89,11 @@ class _AdamState:
         self.acc = np.empty((batch_size, self.p.shape[1]), dtype=np.float32)
 
     def update(self, rows, grad, consts, threads: int) -> None:
-        K.accumulate_rows(rows, grad, self.slot, self.acc)
         if threads > 1:
-            K.adam_rows_parallel(self.p, self.m, self.v, self.slot, self.acc, *consts, threads)
+            K.adam_rows_parallel(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts,
+                                 threads)
         else:
-            K.adam_rows(self.p, self.m, self.v, self.slot, self.acc, *consts)
+            K.adam_rows(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts)
 
 
 class _Stream:
@@ -168,7 +168,8 @@ class FusedStep:
         self.stochastic = cfg["train_sampling"] == "stochastic"
         self.stream = _Stream(gen) if self.stochastic else None
         self.phd, self.mask_grad = model.distance == "phd", bool(model.user_mask_grad)
-        self.ue, self.ie = model.user_emb.detach(), model.item_emb.detach()
+        self.ue = model.user_emb.detach().numpy()
+        self.ie = model.item_emb.detach().numpy()
         self.params = [_AdamState(model.user_emb, B), _AdamState(model.item_emb, B)]
         if model.user_bias is not None:
             self.params.append(_AdamState(model.user_bias, B))
@@ -176,8 +177,12 @@ class FusedStep:
         else:
             self.bias = None
         m = int(bits)
-        self.mu_u, self.mu_i = torch.full((B, m), 0.5), torch.full((B, m), 0.5)
+        self.mu = torch.full((2, B, m), 0.5)  # thresholds of the users' bits, then the items'
         self.pu, self.pi = torch.empty(B, m), torch.empty(B, m)
+        lo, hi = (float(x) for x in scale)
+        f = np.float32
+        self.tmap = (0 if cfg["target_map"] == "released" else 1, f(bits), f(lo), f(hi),
+                     f(hi - lo))
         self.gu, self.gi = np.empty((B, m), np.float32), np.empty((B, m), np.float32)
         self.gs, self.score = np.empty((B, 1), np.float32), np.empty(B, np.float32)
         self.zero_bias = np.zeros(B, np.float32)
@@ -199,19 +204,21 @@ class FusedStep:
                 f(-(self.lr / bc1)))
 
     def __call__(self, idx, eps, noise, want_loss):
-        d, users, items, r = self.data, self.users, self.items, self.r
+        d, users, items, target = self.data, self.users, self.items, self.r
         K.gather_batch(idx, d.users, d.items, d.ratings, self.zero_bias if eps is None else eps,
-                       np.float32(noise if eps is not None else 0.0), users, items, r)
-        target = rating_target(r, d.bits, d.scale, d.target_map)
-        torch.sigmoid(self.ue.index_select(0, torch.from_numpy(users)), out=self.pu)
-        torch.sigmoid(self.ie.index_select(0, torch.from_numpy(items)), out=self.pi)
+                       np.float32(noise if eps is not None else 0.0), *self.tmap, users, items,
+                       target)
+        pu, pi = self.pu.numpy(), self.pi.numpy()
+        K.gather_rows(self.ue, users, pu)
+        K.gather_rows(self.ie, items, pi)
+        torch.sigmoid(self.pu, out=self.pu)  # PyTorch's sigmoid: the autograd step's numbers
+        torch.sigmoid(self.pi, out=self.pi)
         if self.stochastic:
-            self.stream.rand(self.mu_u)
-            self.stream.rand(self.mu_i)
+            self.stream.rand(self.mu)  # one stream: the users' thresholds, then the items'
+        mu = self.mu.numpy()
         bias = self.bias[users] if self.bias is not None else self.zero_bias
-        K.batch_backward(self.pu.numpy(), self.pi.numpy(), self.mu_u.numpy(), self.mu_i.numpy(),
-                         target, bias, self.phd, self.mask_grad, self.gu, self.gi,
-                         self.gs[:, 0], self.score)
+        K.batch_backward(pu, pi, mu[0], mu[1], target, bias, self.phd, self.mask_grad, self.gu,
+                         self.gi, self.gs[:, 0], self.score)
         c = self._consts()
         self.params[0].update(users, self.gu, c, self.threads)
         self.params[1].update(items, self.gi, c, self.threads)
