@@ -15,8 +15,20 @@ folder ``<results_dir>/<dataset>/<method>/<key>/`` holding:
 
 ``key`` is a hash of (method, dataset, bits, seed, config, data fingerprint),
 so a run with the same inputs is found again instead of recomputed, and any
-change of its inputs gives a new folder. Files are written to a temporary
-folder that is renamed into place: a run is either complete or absent.
+change of its inputs gives a new folder.
+
+Safety. A run is written into a temporary folder ``.<key>.<random>.tmp``
+beside its place and published with one atomic rename, never moving an old
+copy aside first: a reader sees the complete run or none. When two processes
+save the same key, the first rename wins and the other writer, finding a
+complete run of the same inputs, discards its copy. ``meta.json`` records the
+sha256 of every other file (``files``) and of its own content
+(``integrity``); :func:`verify` checks both, :func:`load` refuses a run that
+fails (:class:`CorruptRun`, naming the file), :func:`find` reports it and
+returns None so the run is recomputed, and :func:`save` sets a corrupt copy
+aside (``.<key>.corrupt-<random>``) before publishing the new one. Folders
+whose names start with ``.`` (temporary folders of an interrupted save, set
+aside copies) are never runs; :func:`clean` removes old ones.
 
 The store's root is ``results_dir()``: the ``PHD_RESULTS_DIR`` environment
 variable, else ``<project root>/results`` when running from a checkout, else
@@ -24,11 +36,13 @@ the per-user data directory of ``platformdirs``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,8 +50,31 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .io import digest
+from .io import canonical, digest
 from .io import json_default as _json_default
+
+#: The files of a run besides ``meta.json``, each optional but ``per_user.parquet``.
+FILES = ("per_user.parquet", "arrays.npz", "log.parquet", "grid.parquet")
+#: Temporary and set-aside folders older than this (seconds) are removed by :func:`clean`.
+STALE_SECONDS = 3600
+
+
+class CorruptRun(ValueError):
+    """A stored run whose files are missing, unreadable or not the ones recorded."""
+
+    def __init__(self, path: Path, problem: str):
+        super().__init__(f"stored run {path} cannot be used: {problem}")
+        self.path, self.problem = Path(path), problem
+
+
+def check_name(value, what: str) -> str:
+    """``value`` as a store folder name; ``ValueError`` for anything that is not a plain name."""
+    s = str(value)
+    if (not s or s in (".", "..") or s.startswith(".") or "/" in s or "\\" in s
+            or "\x00" in s or len(s) > 200):
+        raise ValueError(f"{what} {value!r} cannot name a folder of the results store: expected "
+                         f"a plain name (no '/', '\\', NUL or leading '.', at most 200 characters)")
+    return s
 
 
 def results_dir() -> Path:
@@ -108,36 +145,131 @@ class Run:
 
 
 def run_path(method: str, dataset: str, key: str, root: Path | None = None) -> Path:
-    return (root or results_dir()) / dataset / method / key
+    return (root or results_dir()) / check_name(dataset, "dataset") / check_name(method, "method") / key
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _meta_digest(meta: dict) -> str:
+    return hashlib.sha256(canonical({k: v for k, v in meta.items() if k != "integrity"})
+                          .encode()).hexdigest()
+
+
+def verify(path: Path | str) -> str | None:
+    """None when the run folder ``path`` is complete and unaltered, else what is wrong.
+
+    Checks that ``meta.json`` parses and matches its own checksum, and that
+    every file it records exists with the recorded sha256. The answer names
+    the file, e.g. ``"per_user.parquet: sha256 differs from the recorded one"``.
+    """
+    path = Path(path)
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+    except FileNotFoundError:
+        return "meta.json: missing"
+    except (OSError, ValueError) as exc:
+        return f"meta.json: unreadable ({type(exc).__name__}: {str(exc)[:200]})"
+    if not isinstance(meta, dict) or "integrity" not in meta or "files" not in meta:
+        return "meta.json: no checksums (written by an older phdlib or by hand)"
+    if meta["integrity"] != _meta_digest(meta):
+        return "meta.json: content differs from its recorded checksum (edited or corrupt)"
+    files = meta["files"]
+    if not isinstance(files, dict) or "per_user.parquet" not in files:
+        return "meta.json: no checksum of per_user.parquet"
+    for name, want in files.items():
+        if name not in FILES:
+            return f"meta.json: records an unknown file {name!r}"
+        try:
+            got = _sha256(path / name)
+        except FileNotFoundError:
+            return f"{name}: missing"
+        except OSError as exc:
+            return f"{name}: unreadable ({exc})"
+        if got != want:
+            return f"{name}: sha256 differs from the recorded one (corrupt or replaced)"
+    return None
+
+
+def clean(folder: Path, older_than: float = STALE_SECONDS) -> list[Path]:
+    """Remove the leftovers (names starting with ``.``) in ``folder`` older than ``older_than`` s.
+
+    Leftovers are temporary folders of saves that never finished (a killed
+    process) and corrupt copies set aside. Younger ones may belong to a save
+    in progress and are kept. Returns the removed paths.
+    """
+    removed, now = [], time.time()
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        try:
+            if p.name.startswith(".") and p.is_dir() and now - p.stat().st_mtime > older_than:
+                shutil.rmtree(p, ignore_errors=True)
+                removed.append(p)
+        except OSError:
+            continue
+    return removed
+
+
+def _write_files(run: Run, tmp: Path) -> dict:
+    run.per_user.to_parquet(tmp / "per_user.parquet", index=False)
+    if run.arrays:
+        np.savez(tmp / "arrays.npz", **run.arrays)  # packed codes and float32 barely compress
+    if run.log is not None:
+        run.log.to_parquet(tmp / "log.parquet", index=False)
+    if run.grid is not None:
+        run.grid.to_parquet(tmp / "grid.parquet", index=False)
+    meta = run.meta()
+    meta["files"] = {n: _sha256(tmp / n) for n in FILES if (tmp / n).is_file()}
+    meta["integrity"] = _meta_digest(meta)
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=_json_default))
+    return meta
+
+
+def _publish(tmp: Path, dst: Path) -> None:
+    """Rename ``tmp`` to ``dst``; keep a valid run already there, set a corrupt one aside."""
+    for _ in range(10):
+        try:
+            os.rename(tmp, dst)  # atomic; fails while another writer's copy is there
+            return
+        except OSError:
+            if not dst.exists():
+                continue  # set aside by another writer in the meantime: try again
+            problem = verify(dst)
+            if problem is None:  # the same key means the same inputs: that run is kept
+                shutil.rmtree(tmp, ignore_errors=True)
+                return
+            aside = Path(tempfile.mkdtemp(prefix=f".{dst.name}.corrupt-", dir=dst.parent))
+            try:
+                os.rename(dst, aside / "run")
+                warnings.warn(f"phdlib.results: replaced the stored run {dst} ({problem})",
+                              RuntimeWarning, stacklevel=3)
+            except OSError:
+                pass  # another writer moved it first
+    raise OSError(f"could not publish {dst}: other writers keep replacing it")
 
 
 def save(run: Run, root: Path | None = None) -> Path:
-    """Write ``run`` atomically; returns its folder.
+    """Write ``run`` atomically and return its folder (see the module docstring).
 
-    The files go into a temporary folder that is renamed into place; when a
-    complete run of the same key is already there (another process stored
-    the same inputs), that run is kept and the new copy discarded.
+    Raises ``OSError`` when the store cannot be written (read-only, full);
+    ``ValueError`` when the dataset or method is not a plain name.
     """
     dst = run_path(run.method, run.dataset, run.key, root)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{run.key}.", dir=dst.parent))
+    clean(dst.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{run.key}.", suffix=".tmp", dir=dst.parent))
     try:
-        meta = run.meta()
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=_json_default))
-        run.per_user.to_parquet(tmp / "per_user.parquet", index=False)
-        if run.arrays:
-            np.savez(tmp / "arrays.npz", **run.arrays)  # packed codes and float32 barely compress
-        if run.log is not None:
-            run.log.to_parquet(tmp / "log.parquet", index=False)
-        if run.grid is not None:
-            run.grid.to_parquet(tmp / "grid.parquet", index=False)
-        try:
-            os.rename(tmp, dst)  # atomic; fails when another writer published the key first
-        except OSError:
-            if not (dst / "meta.json").is_file():
-                raise
-            # the same key means the same inputs: the run already published is kept
-            shutil.rmtree(tmp, ignore_errors=True)
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the published run private
+        _write_files(run, tmp)
+        _publish(tmp, dst)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -146,15 +278,17 @@ def save(run: Run, root: Path | None = None) -> Path:
 
 
 def load(path: Path | str, arrays: bool = True) -> Run:
-    """Read a run folder written by :func:`save`."""
+    """Read a run folder written by :func:`save`, verified first (:class:`CorruptRun` if not)."""
     path = Path(path)
-    meta_file = path / "meta.json"
-    if not meta_file.is_file():
-        raise FileNotFoundError(f"{path} is not a run folder (no meta.json)")
-    meta = json.loads(meta_file.read_text())
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path} is not a run folder")
+    problem = verify(path)
+    if problem is not None:
+        raise CorruptRun(path, problem)
+    meta = json.loads((path / "meta.json").read_text())
     arr = {}
     if arrays and (path / "arrays.npz").is_file():
-        with np.load(path / "arrays.npz") as z:
+        with np.load(path / "arrays.npz", allow_pickle=False) as z:
             arr = {k: z[k] for k in z.files}
     log = pd.read_parquet(path / "log.parquet") if (path / "log.parquet").is_file() else None
     grid = pd.read_parquet(path / "grid.parquet") if (path / "grid.parquet").is_file() else None
@@ -167,19 +301,44 @@ def load(path: Path | str, arrays: bool = True) -> Run:
     )
 
 
+def stored(path: Path | str) -> bool:
+    """Whether ``path`` holds a complete, verified run (a failing one is reported)."""
+    path = Path(path)
+    if not path.is_dir():
+        return False
+    problem = verify(path)
+    if problem is not None:
+        warnings.warn(f"phdlib.results: stored run {path} is not used ({problem}); "
+                      f"it will be recomputed", RuntimeWarning, stacklevel=2)
+        return False
+    return True
+
+
 def find(method: str, dataset: str, bits: int, seed: int, config: dict, fingerprint: str,
          root: Path | None = None, arrays: bool = True) -> Run | None:
-    """The stored run with exactly these inputs, or None."""
+    """The stored run with exactly these inputs, or None (also when it fails :func:`verify`)."""
     p = run_path(method, dataset, run_key(method, dataset, bits, seed, config, fingerprint), root)
-    return load(p, arrays=arrays) if (p / "meta.json").is_file() else None
+    if not stored(p):
+        return None
+    try:
+        return load(p, arrays=arrays)
+    except (CorruptRun, OSError, ValueError) as exc:  # changed since verified
+        warnings.warn(f"phdlib.results: {exc}; it will be recomputed", RuntimeWarning, stacklevel=2)
+        return None
 
 
 def index(root: Path | None = None) -> pd.DataFrame:
-    """One row per stored run: method, dataset, bits, seed, key, metrics, wall time, path."""
+    """One row per verified stored run: method, dataset, bits, seed, key, metrics, wall time, path.
+
+    Folders starting with ``.`` are skipped; a run that fails :func:`verify` is
+    reported (a warning naming the file) and not listed.
+    """
     root = root or results_dir()
     rows = []
     for meta_file in sorted(root.glob("*/*/*/meta.json")):
-        if meta_file.parent.name.startswith("."):
+        if any(part.startswith(".") for part in meta_file.relative_to(root).parts[:3]):
+            continue
+        if not stored(meta_file.parent):
             continue
         m = json.loads(meta_file.read_text())
         row = {k: m[k] for k in ("method", "dataset", "bits", "seed", "key", "wall_seconds", "version")}

@@ -41,7 +41,11 @@ _STATUS_COLUMNS = ["cell", "dataset", "method", "bits", "seed", "options", "key"
 
 
 def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
-    """One row per cell: ``cell``, ``status`` (stored / missing), ``key``, ``path``."""
+    """One row per cell: ``cell``, ``status`` (stored / missing), ``key``, ``path``.
+
+    A run is ``stored`` only when it verifies (:func:`phdlib.results.verify`):
+    a corrupt or incomplete one is reported and counts as missing.
+    """
     root = _root(root)
     rows = []
     for c in cells:
@@ -53,7 +57,7 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
         key = results.run_key(c.method, c.dataset, c.bits, c.seed, cfg, split.fingerprint)
         path = results.run_path(c.method, c.dataset, key, root)
         row.update(key=key, path=str(path))
-        if (path / "meta.json").is_file():
+        if results.stored(path):
             row["status"] = "stored"
         rows.append(row)
     return pd.DataFrame(rows, columns=_STATUS_COLUMNS)

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from numbers import Number
 
 import numpy as np
@@ -118,7 +119,7 @@ def tune(method: methods.Method, split, bits: int, seed: int, config: dict, poin
         model = next(fits)
         runs[i] = make_run(method, split, bits, seed, configs[i], model, time.perf_counter() - t)
         if store:
-            results.save(runs[i], root=root)
+            store_run(runs[i], root)
         bar.update(1)
     bar.close()
     grid = pd.DataFrame([_grid_row(pt, r) for pt, r in zip(points, runs)])
@@ -211,5 +212,21 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
         model = method.fit(split, int(bits), int(seed), cfg, progress)
         r = make_run(method, split, bits, seed, cfg, model, time.perf_counter() - t0)
     if store:
-        results.save(r, root=root)
+        store_run(r, root)
     return r
+
+
+def store_run(run: results.Run, root=None) -> bool:
+    """:func:`phdlib.results.save` ``run``; a store that cannot be written only warns.
+
+    The run (and its metrics) stays usable in memory; it is recomputed the
+    next time. Returns whether it was stored.
+    """
+    try:
+        results.save(run, root=root)
+        return True
+    except OSError as exc:
+        warnings.warn(f"phdlib: the {run.method} run ({run.dataset}, {run.bits} bits, seed "
+                      f"{run.seed}) could not be stored ({exc}); its result is returned but "
+                      f"not kept", RuntimeWarning, stacklevel=3)
+        return False

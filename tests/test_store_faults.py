@@ -1,0 +1,217 @@
+"""Fault injection on the results store: concurrent writers, killed writers, corrupt files.
+
+Counts of this suite (saves, kills, corruptions tried) are printed with ``-s``.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import random
+import signal
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phdlib import results
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+def _run(seed=0, value=0.5, **kw):
+    base = dict(method="toy", dataset="synthetic", bits=8, seed=seed, config={"lr": 0.1},
+                metrics={"ndcg@10": value},
+                per_user=pd.DataFrame({"user": np.arange(50), "ndcg@10": np.full(50, value)}),
+                fingerprint="abc", wall_seconds=1.5,
+                arrays={"user_codes": np.arange(4000, dtype=np.uint64)},
+                log=pd.DataFrame({"iteration": [750], "valid_ndcg@10": [value]}),
+                grid=pd.DataFrame({"lr": [0.1, 0.2], "chosen": [True, False]}))
+    base.update(kw)
+    return results.Run(**base)
+
+
+def _dirs(root):
+    return sorted(p.name for p in (root / "synthetic" / "toy").iterdir())
+
+
+def _writer(root, worker, n, out):
+    rng = random.Random(worker)
+    bad = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(n):
+            seed = rng.randrange(3)
+            results.save(_run(seed, 0.1 * (seed + 1)), root=root)
+            got = results.find("toy", "synthetic", 8, rng.randrange(3), {"lr": 0.1}, "abc",
+                               root=root)
+            if got is not None and (results.verify(got.path) is not None
+                                    or got.metrics["ndcg@10"] != 0.1 * (got.seed + 1)):
+                bad += 1
+    out.put((worker, bad))
+
+
+def test_many_processes_saving_and_reading_the_same_keys(tmp_path):
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(tmp_path, w, 75, out)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    bad = sum(out.get()[1] for _ in procs)
+    print(f"\nconcurrency: 4 processes, 300 saves and 300 reads of 3 keys; corrupt reads {bad}")
+    assert bad == 0
+    idx = results.index(tmp_path)
+    assert sorted(idx["seed"]) == [0, 1, 2]
+    assert all(not n.startswith(".") for n in _dirs(tmp_path))  # nothing left behind
+
+
+def _save_forever(root, seed):
+    while True:
+        results.save(_run(seed, 0.7), root=root)
+
+
+def test_a_writer_killed_at_random_points_loses_nothing(tmp_path):
+    """Before each kill the key holds a valid run, nothing, or a corrupt copy."""
+    import shutil
+
+    rng = random.Random(0)
+    kept = results.save(_run(1, 0.3), root=tmp_path)  # an old complete run of another key
+    dst = results.run_path("toy", "synthetic", _run(0).key, tmp_path)
+    trials, outcomes = 150, {}
+    for trial in range(trials):
+        mode = ("valid", "absent", "corrupt")[trial % 3]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if mode != "valid":
+                shutil.rmtree(dst, ignore_errors=True)
+            if mode != "absent":
+                results.save(_run(0, 0.7), root=tmp_path)
+            if mode == "corrupt":
+                (dst / "per_user.parquet").write_bytes(b"garbage")
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _save_forever(tmp_path, 0)
+            finally:
+                os._exit(0)
+        time.sleep(rng.uniform(0.0, 0.02))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert results.verify(kept) is None
+        problem = results.verify(dst) if dst.exists() else "absent"
+        state = "valid" if problem is None else "absent" if problem == "absent" else "corrupt"
+        outcomes[(mode, state)] = outcomes.get((mode, state), 0) + 1
+        assert state == "valid" or (mode, state) in (("absent", "absent"), ("corrupt", "absent"),
+                                                     ("corrupt", "corrupt")), (mode, problem)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert set(results.index(tmp_path)["seed"]) <= {0, 1}  # leftovers never listed
+            got = results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=tmp_path)
+            assert got is None or got.metrics["ndcg@10"] == 0.7
+            assert results.verify(results.save(_run(0, 0.7), root=tmp_path)) is None
+    print(f"\nkills: {trials} SIGKILLs during saves; (state before, after): {outcomes}")
+    results.clean(tmp_path / "synthetic" / "toy", older_than=-1)
+    assert all(not n.startswith(".") for n in _dirs(tmp_path))
+    assert sorted(results.index(tmp_path)["seed"]) == [0, 1]
+
+
+def _flip(p):
+    b = bytearray(p.read_bytes())
+    b[len(b) // 2] ^= 0x01
+    p.write_bytes(bytes(b))
+
+
+def _edit_metric(p):
+    m = json.loads(p.read_text())
+    m["metrics"]["ndcg@10"] = -39181.86
+    p.write_text(json.dumps(m))
+
+
+CORRUPTIONS = {
+    "flip a byte": _flip,
+    "truncate": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "empty": lambda p: p.write_bytes(b""),
+    "delete": lambda p: p.unlink(),
+}
+FILES = ("meta.json",) + results.FILES
+
+
+@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("kind", list(CORRUPTIONS) + ["edit a metric"])
+def test_every_corruption_is_reported_never_served_and_recomputed(tmp_path, name, kind):
+    if kind == "edit a metric" and name != "meta.json":
+        pytest.skip("only meta.json holds metrics")
+    path = results.save(_run(), root=tmp_path)
+    (_edit_metric if kind == "edit a metric" else CORRUPTIONS[kind])(path / name)
+    problem = results.verify(path)
+    assert problem is not None and problem.startswith(name), problem
+    with pytest.raises(results.CorruptRun, match=name):
+        results.load(path)
+    with pytest.warns(RuntimeWarning, match=name):
+        assert results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=tmp_path) is None
+    if (path / "meta.json").exists():
+        with pytest.warns(RuntimeWarning):
+            assert results.index(tmp_path).empty
+    else:
+        assert results.index(tmp_path).empty
+    with pytest.warns(RuntimeWarning, match="replaced the stored run"):
+        results.save(_run(), root=tmp_path)
+    back = results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=tmp_path)
+    assert back is not None and back.metrics["ndcg@10"] == 0.5
+    assert back.per_user["ndcg@10"].eq(0.5).all()
+
+
+def test_a_run_survives_a_copy_to_another_store(tmp_path):
+    import shutil
+
+    path = results.save(_run(), root=tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    back = results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=tmp_path / "b")
+    assert back is not None and results.verify(back.path) is None
+    assert back.path != path and back.metrics == {"ndcg@10": 0.5}
+
+
+def test_runs_without_checksums_are_not_served(tmp_path):
+    path = results.save(_run(), root=tmp_path)
+    meta = json.loads((path / "meta.json").read_text())
+    del meta["files"], meta["integrity"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.warns(RuntimeWarning, match="no checksums"):
+        assert results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=tmp_path) is None
+
+
+@pytest.mark.parametrize("bad", ["../escaped", "a/b", "..", ".hidden", "", "x\\y", "n\x00ul"])
+def test_names_that_would_leave_the_store_are_refused(tmp_path, bad):
+    with pytest.raises(ValueError, match="plain name"):
+        results.save(_run(dataset=bad), root=tmp_path / "store")
+    with pytest.raises(ValueError, match="plain name"):
+        results.save(_run(method=bad), root=tmp_path / "store")
+    assert not any(p.name != "store" for p in tmp_path.iterdir())
+
+
+def test_an_unwritable_store_returns_the_result_with_a_warning(tmp_path, monkeypatch):
+    from phdlib import data, training
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")  # the store root is a file: nothing can be written under it
+    split = data.load_split("synthetic", 0)
+    with pytest.warns(RuntimeWarning, match="could not be stored"):
+        r = training.run("item-mean", split, 32, root=blocker, progress=False)
+    assert 0 < r.metrics["ndcg@10"] <= 1
+
+
+def test_a_full_disk_during_a_save_leaves_nothing(tmp_path, monkeypatch):
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results.np, "savez", full)
+    with pytest.raises(OSError, match="No space"):
+        results.save(_run(), root=tmp_path)
+    assert _dirs(tmp_path) == []
