@@ -52,8 +52,10 @@ def test_failed_save_leaves_nothing(tmp_path):
 
 
 def test_load_rejects_a_folder_without_meta(tmp_path):
-    with pytest.raises(FileNotFoundError, match="not a run folder"):
+    with pytest.raises(results.CorruptRun, match="meta.json: missing"):
         results.load(tmp_path)
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        results.load(tmp_path / "absent")
 
 
 def test_grid_and_extra_round_trip(tmp_path):
