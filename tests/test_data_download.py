@@ -116,3 +116,30 @@ def test_cli_fetch_json(server, capsys):
     assert out["dataset"] == "ml-100k" and out["rows"] == 144 and out["verified"] is False
     code = phd_main(["data", "fetch", "--dataset", "ml-100k", "--url", f"{base}/ml-100k.zip"])
     assert code == 2 and "differs from the known fingerprint" in capsys.readouterr().err
+
+
+def test_a_garbage_cached_archive_is_fetched_again_when_the_hash_is_known(server, tmp_path):
+    base, www, seen = server
+    downloads = tmp_path / "cache" / "raw" / "downloads"
+    downloads.mkdir(parents=True)
+    (downloads / "ml-100k.zip").write_bytes(b"garbage left by an interrupted download")
+    out = data.fetch("ml-100k", url=f"{base}/ml-100k.zip", known_hash=_sha(www / "ml-100k.zip"),
+                     verify=False, progress=False)
+    assert out["path"].read_text() == U_DATA and seen == ["/ml-100k.zip"]
+
+
+def test_a_download_that_is_not_a_zip_is_deleted_and_fetched_anew(server, tmp_path):
+    base, www, seen = server
+    good = (www / "ml-100k.zip").read_bytes()
+    (www / "ml-100k.zip").write_bytes(b"<html>not a zip</html>")
+    with pytest.raises(data.DataNotFoundError, match="not a usable zip archive.*deleted"):
+        data.fetch("ml-100k", url=f"{base}/ml-100k.zip", verify=False, progress=False)
+    assert not list((tmp_path / "cache" / "raw").rglob("ml-100k.zip"))
+    (www / "ml-100k.zip").write_bytes(good)
+    out = data.fetch("ml-100k", url=f"{base}/ml-100k.zip", verify=False, progress=False)
+    assert out["path"].read_text() == U_DATA and seen == ["/ml-100k.zip"] * 2
+
+
+def test_the_grouplens_archives_are_pinned():
+    for name in ("ml-100k", "ml-1m", "ml-10m", "ml-20m", "ml-25m"):
+        assert data.SOURCES[name].archive_hash.startswith("md5:")

@@ -14,6 +14,12 @@ user cache):
 
 Any change of data, preprocessing or seed changes the key, so a stale entry is
 never read; files are written to a temporary name and renamed.
+
+Every file carries a sha256 of its own content (``__sha256__`` inside an
+``.npz``: over each array's name, dtype, shape and bytes; ``sha256`` in a
+JSON file). A file that is missing its checksum, does not match it or
+cannot be read is reported (a warning naming it), removed and rebuilt from
+the raw file: a corrupt or edited cache entry is never served.
 """
 from __future__ import annotations
 
@@ -21,13 +27,14 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .sources import cache_dir
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: files carry their checksum
 
 
 def canonical(obj) -> str:
@@ -76,30 +83,83 @@ def _atomic(path: Path, write) -> None:
         raise
 
 
+def _arrays_sha256(arrays: dict) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(canonical([name, a.dtype.str, list(a.shape)]).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _reject(path: Path, problem: str) -> None:
+    warnings.warn(f"phdlib.data: cache file {path} is not used ({problem}); it is rebuilt "
+                  f"from the raw data", RuntimeWarning, stacklevel=3)
+    try:
+        Path(path).unlink()
+    except OSError:
+        pass
+
+
 def save_npz(path: Path, **arrays) -> None:
+    """Write ``arrays`` (with their checksum) to ``path`` atomically."""
+    if "__sha256__" in arrays:
+        raise ValueError("'__sha256__' is reserved for the checksum")
+    digest = np.array(_arrays_sha256(arrays))
+
     def write(tmp):
         with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, __sha256__=digest, **arrays)
     _atomic(path, write)
 
 
 def load_npz(path: Path) -> dict | None:
-    """Arrays of ``path``, or None when absent or unreadable (then rebuilt)."""
+    """Arrays of ``path``; None when absent, and when unreadable or failing its checksum
+    (then reported and removed, so the caller rebuilds it)."""
+    path = Path(path)
+    if not path.exists():
+        return None
     try:
         with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, KeyError, EOFError):
+            out = {k: z[k] for k in z.files}
+    except Exception as exc:  # BadZipFile, EOFError, OSError, ValueError, zlib.error ...
+        _reject(path, f"unreadable: {type(exc).__name__}: {str(exc)[:200]}")
         return None
+    want = out.pop("__sha256__", None)
+    if want is None:
+        _reject(path, "no checksum")
+        return None
+    if str(want) != _arrays_sha256(out):
+        _reject(path, "content differs from its checksum (corrupt or edited)")
+        return None
+    return out
 
 
-def save_json(path: Path, obj) -> None:
+def save_json(path: Path, obj: dict) -> None:
+    """Write the dict ``obj`` (with its checksum) to ``path`` atomically."""
+    body = dict(obj)
+    body["sha256"] = hashlib.sha256(canonical(obj).encode()).hexdigest()
+
     def write(tmp):
-        Path(tmp).write_text(json.dumps(obj, indent=1, default=str))
+        Path(tmp).write_text(json.dumps(body, indent=1, default=str))
     _atomic(path, write)
 
 
-def load_json(path: Path):
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+def load_json(path: Path) -> dict | None:
+    """The dict of ``path``; None when absent, unreadable or failing its checksum (reported)."""
+    path = Path(path)
+    if not path.exists():
         return None
+    try:
+        body = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        _reject(path, f"unreadable: {type(exc).__name__}")
+        return None
+    if not isinstance(body, dict) or "sha256" not in body:
+        _reject(path, "no checksum")
+        return None
+    want = body.pop("sha256")
+    if want != hashlib.sha256(canonical(body).encode()).hexdigest():
+        _reject(path, "content differs from its checksum (corrupt or edited)")
+        return None
+    return body

@@ -37,7 +37,9 @@ class Source:
     content fingerprint, or None when this build knows none. ``url``: where
     to download it (None: the user must fetch it). ``member``: the file inside
     the downloaded zip (None: the download is the file). ``archive_hash``:
-    ``"sha256:..."`` of the download when known. ``half_stars``: the raw
+    ``"md5:..."`` or ``"sha256:..."`` of the download where the file is
+    fixed (pooch checks it, fetches again a cached download that fails it,
+    and deletes a new download that fails it). ``half_stars``: the raw
     ratings use half stars (ML-10M and the MovieLens CSV sets).
     """
 
@@ -55,22 +57,37 @@ class Source:
     extra: dict = field(default_factory=dict)
 
 
+#: The archives' MD5 sums as GroupLens publishes them (``<archive>.zip.md5`` beside
+#: each archive). ``ml-latest-small`` changes with every release: not pinned.
+ARCHIVE_MD5 = {
+    "ml-100k": "md5:0e33842e24a9c977be4e0107933c0723",
+    "ml-1m": "md5:c4d9eecfca2ab87c1945afe126590906",
+    "ml-10m": "md5:ce571fd55effeba0271552578f2648bd",
+    "ml-20m": "md5:cd245b17a1ae2cc31bb14903e1204af3",
+    "ml-25m": "md5:6b51fb2759a8657d3bfcbfc42b592ada",
+}
+
 SOURCES: dict[str, Source] = {
     s.name: s
     for s in [
         Source("ml-100k", ("ml-100k/u.data",), "u.data",
                fingerprint="49d705b283cc0c7dd302c1340b50f334570e979d3b8d5a85c498c2ddc90e7577",
-               url=GROUPLENS + "ml-100k.zip", member="ml-100k/u.data"),
+               url=GROUPLENS + "ml-100k.zip", member="ml-100k/u.data",
+               archive_hash=ARCHIVE_MD5["ml-100k"]),
         Source("ml-1m", ("ml-1m/ratings.dat",), "dat",
                fingerprint="2dad134c8b493373beed8d2a42e18ec2a93606fd957bd76c0bfbdef5c514b985",
-               url=GROUPLENS + "ml-1m.zip", member="ml-1m/ratings.dat"),
+               url=GROUPLENS + "ml-1m.zip", member="ml-1m/ratings.dat",
+               archive_hash=ARCHIVE_MD5["ml-1m"]),
         Source("ml-10m", ("ml-10m/ratings.dat", "ml-10M100K/ratings.dat"), "dat",
                scale=(0.5, 5.0), step=0.5, half_stars=True,
-               url=GROUPLENS + "ml-10m.zip", member="ml-10M100K/ratings.dat"),
+               url=GROUPLENS + "ml-10m.zip", member="ml-10M100K/ratings.dat",
+               archive_hash=ARCHIVE_MD5["ml-10m"]),
         Source("ml-20m", ("ml-20m/ratings.csv",), "movielens-csv", scale=(0.5, 5.0), step=0.5,
-               half_stars=True, url=GROUPLENS + "ml-20m.zip", member="ml-20m/ratings.csv"),
+               half_stars=True, url=GROUPLENS + "ml-20m.zip", member="ml-20m/ratings.csv",
+               archive_hash=ARCHIVE_MD5["ml-20m"]),
         Source("ml-25m", ("ml-25m/ratings.csv",), "movielens-csv", scale=(0.5, 5.0), step=0.5,
-               half_stars=True, url=GROUPLENS + "ml-25m.zip", member="ml-25m/ratings.csv"),
+               half_stars=True, url=GROUPLENS + "ml-25m.zip", member="ml-25m/ratings.csv",
+               archive_hash=ARCHIVE_MD5["ml-25m"]),
         Source("ml-latest-small", ("ml-latest-small/ratings.csv",), "movielens-csv",
                scale=(0.5, 5.0), step=0.5, half_stars=True,
                url=GROUPLENS + "ml-latest-small.zip", member="ml-latest-small/ratings.csv"),
@@ -151,7 +168,8 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
 
     ``url``/``known_hash`` override the registry (tests point them at a local
     server). pooch downloads to a temporary file, checks ``known_hash``
-    (``"sha256:<hex>"``, when given) and moves it into place; the member of a
+    (``"md5:<hex>"`` or ``"sha256:<hex>"``, when known) and moves it into
+    place (a cached download that fails the hash is fetched again); the member of a
     zip is extracted to a temporary file and renamed, so an interrupted fetch
     leaves nothing half-written. The content fingerprint is checked by the
     loader afterwards.
@@ -159,10 +177,11 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
     import pooch
 
     src = source(name)
+    if known_hash is None and url is None:  # the pinned hash belongs to the registry's URL
+        known_hash = src.archive_hash
     url = url or src.url
     if not url:
         raise DataNotFoundError(f"dataset {name!r} cannot be downloaded by phdlib. {src.how_to_get}.")
-    known_hash = known_hash if known_hash is not None else src.archive_hash
     raw = cache_dir() / "raw"
     downloads = raw / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
@@ -179,12 +198,23 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
         if got != target:
             _atomic_copy(got, target)
         return target
-    with zipfile.ZipFile(got) as zf:
+    try:
+        _extract(got, src.member, target)
+    except (zipfile.BadZipFile, EOFError, OSError, DataNotFoundError) as exc:
+        got.unlink(missing_ok=True)  # a bad download is never reused
+        raise DataNotFoundError(f"{got} (from {url}) is not a usable zip archive ({exc}); it was "
+                                f"deleted: run the fetch again to download it anew") from exc
+    return target
+
+
+def _extract(archive: Path, wanted: str, target: Path) -> None:
+    """Extract member ``wanted`` (or one of the same file name) of ``archive`` to ``target``."""
+    with zipfile.ZipFile(archive) as zf:
         names = zf.namelist()
-        member = src.member if src.member in names else next(
-            (n for n in names if n.endswith("/" + src.member.rsplit("/", 1)[-1])), None)
+        member = wanted if wanted in names else next(
+            (n for n in names if n.endswith("/" + wanted.rsplit("/", 1)[-1])), None)
         if member is None:
-            raise DataNotFoundError(f"{got} (from {url}) has no member {src.member!r}")
+            raise DataNotFoundError(f"no member {wanted!r}")
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".fetch-")
         try:
             with os.fdopen(fd, "wb") as out, zf.open(member) as inp:
@@ -193,7 +223,6 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-    return target
 
 
 def _atomic_copy(src: Path, dst: Path) -> None:
