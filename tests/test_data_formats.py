@@ -267,3 +267,47 @@ def test_no_row_dropped_silently(tmp_path):
     assert len(raw) == len(lines)
     ds = load("ml-1m", tmp_path)
     assert ds.raw_rows == 4 and ds.n_ratings == 3  # exactly the one duplicate removed
+
+
+# ------------------------------------------------------------ hostile inputs (issue 12)
+from phdlib.data import formats as _F  # noqa: E402
+from phdlib.data.errors import DataFormatError as _DFE  # noqa: E402
+
+
+def _bad(tmp_path, name, body: bytes, fmt, match, line):
+    p = tmp_path / name
+    p.write_bytes(body)
+    with pytest.raises(_DFE, match=match) as ei:
+        _F.read_ratings(p, fmt)
+    assert ei.value.lineno == line, str(ei.value)
+    assert len(str(ei.value)) < 600
+    return ei.value
+
+
+def test_ids_and_timestamps_beyond_int64_name_the_line(tmp_path):
+    _bad(tmp_path, "u.data", b"1\t2\t3\t4\n1\t99999999999999999999\t3\t4\n", "u.data",
+         "beyond 2\\^63", 2)
+    _bad(tmp_path, "r.dat", b"1::2::3::4\n2::3::4::99999999999999999999\n", "dat",
+         "timestamp is beyond", 2)
+    ok = tmp_path / "ok.dat"
+    ok.write_bytes(b"1::9223372036854775807::3::4\n000000000000000000000001::2::3::4\n")
+    assert len(_F.read_ratings(ok, "dat")) == 2
+
+
+def test_invalid_utf8_names_its_line(tmp_path):
+    _bad(tmp_path, "r.dat", b"1::2::3::4\n1::2::3::4\n\xff\xfe::2::3::4\n", "dat", "UTF-8", 3)
+
+
+def test_two_yelp_objects_on_one_line_name_that_line(tmp_path):
+    rec = b'{"user_id": "u", "business_id": "b", "stars": 4, "date": "2016-01-01"}'
+    _bad(tmp_path, "review.json", rec + b"\n" + rec + b"\n" + rec + rec + b"\n" + rec + b"\n",
+         "yelp-json", "one JSON object per line", 3)
+    ok = tmp_path / "ok.json"
+    ok.write_bytes(rec + b"\n\n \t\n" + rec + b"\n")
+    assert len(_F.read_ratings(ok, "yelp-json")) == 2
+
+
+def test_a_huge_field_is_shown_cut(tmp_path):
+    e = _bad(tmp_path, "u.data", b"1\t2\t3\t4\n" + b"x" * 2_000_000 + b"\t2\t3\t4\n", "u.data",
+             "user", 2)
+    assert "2,000,006 characters" in str(e)

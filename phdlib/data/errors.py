@@ -15,9 +15,14 @@ class DataFormatError(DataError):
     ``line`` (str, without its newline), ``reason`` (str: what was expected).
     """
 
+    #: Lines longer than this are shown cut (their start and end, and their length).
+    SHOW = 160
+
     def __init__(self, path, lineno: int, line: str, reason: str):
         self.path = Path(path)
         self.lineno = int(lineno)
+        if len(line) > self.SHOW:
+            line = f"{line[:100]}...({len(line):,} characters)...{line[-40:]}"
         self.line = line
         self.reason = reason
         super().__init__(f"{self.path}, line {self.lineno}: {reason}; the line reads {line!r}")

@@ -199,8 +199,9 @@ def _read_delimited(path: Path, delimiter: str, ncols: int, skip_rows: int = 0):
         found = _first_bad_line(path, lambda line: line.count(sep) == ncols - 1, start=skip_rows + 1)
         if found is None and "Empty CSV" in str(exc):
             raise DataFormatError(path, skip_rows + 1, "", "no rating lines (expected at least one)") from None
-        if found is None:  # pragma: no cover - pyarrow failed for another reason
-            raise DataFormatError(path, 0, "", f"unreadable: {exc}") from exc
+        if found is None:
+            _raise_if_not_utf8(path)
+            raise DataFormatError(path, 0, "", f"unreadable: {exc}") from exc  # pragma: no cover
         raise DataFormatError(path, found[0], found[1], _field_reason(delimiter, ncols)) from None
     if table.num_columns != ncols:
         raise DataFormatError(path, skip_rows + 1, _line_at(path, skip_rows + 1), _field_reason(delimiter, ncols))
@@ -212,6 +213,33 @@ def _read_delimited(path: Path, delimiter: str, ncols: int, skip_rows: int = 0):
     _check_rows(path, None, pc.invert(empty), skip_rows,
                 "empty line: " + _field_reason(delimiter, ncols))
     return cols
+
+
+def _utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _raise_if_not_utf8(path: Path) -> None:
+    """A :class:`DataFormatError` at the first line that is not UTF-8 text, if any."""
+    found = _first_bad_line(path, _utf8)
+    if found is not None:
+        raise DataFormatError(path, found[0], found[1], "not valid UTF-8 text") from None
+
+
+#: The largest int64, as text: ids and timestamps must fit.
+_INT64_MAX = str(2**63 - 1)
+
+
+def _fits_int64(arr) -> pa.Array:
+    """Whether each decimal string is at most 2^63 - 1 (leading zeros ignored)."""
+    t = pc.utf8_ltrim(arr, "0")
+    n = pc.utf8_length(t)
+    return pc.or_(pc.less(n, len(_INT64_MAX)),
+                  pc.and_(pc.equal(n, len(_INT64_MAX)), pc.less_equal(t, _INT64_MAX)))
 
 
 def _field_reason(delimiter: str, ncols: int) -> str:
@@ -236,11 +264,15 @@ def _int_ids(path, cols, names, header):
     for arr, name in zip(cols, names):
         _check_rows(path, arr, pc.ascii_is_decimal(arr), header,
                     f"{name} is not a non-negative integer id")
+        _check_rows(path, arr, _fits_int64(arr), header,
+                    f"{name} is beyond 2^63 - 1 (expected an id that fits 64-bit integers)")
 
 
 def _timestamps(path, arr, header):
     _check_rows(path, arr, pc.ascii_is_decimal(arr), header,
                 "timestamp is not an integer (seconds since 1970)")
+    _check_rows(path, arr, _fits_int64(arr), header,
+                "timestamp is beyond 2^63 - 1 (expected seconds since 1970)")
     return pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False)
 
 
@@ -322,6 +354,19 @@ def _nth_record(path: Path, row: int):
     return 0, ""  # pragma: no cover
 
 
+def _one_record_per_line(path: Path, records: int) -> bool:
+    """Whether ``records`` equals the non-blank lines of ``path`` (fast newline count first)."""
+    n, last = 0, b"\n"
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    if records == n + (last != b"\n"):
+        return True
+    with open(path, "rb") as f:  # blank lines, or objects sharing a line: count exactly
+        return records == sum(1 for raw in f if raw.strip())
+
+
 def _yelp_line_ok(line: bytes) -> bool:
     if not line.strip():
         return True
@@ -356,6 +401,10 @@ def read_yelp_json(path, scale=(1, 5), step=1.0) -> RawRatings:
                               "and numeric stars") from None
     if table.num_rows == 0:
         raise DataFormatError(path, 1, _line_at(path, 1), "no review records (expected JSON lines)")
+    if not _one_record_per_line(path, table.num_rows):  # objects sharing a line: locate it
+        found = _first_bad_line(path, _yelp_line_ok)
+        raise DataFormatError(path, found[0] if found else 0, found[1] if found else "",
+                              "expected one JSON object per line") from None
     locate = lambda row: _nth_record(path, row)  # noqa: E731
     cols = {k: table.column(k).combine_chunks() for k in _YELP_FIELDS}
     for k in ("user_id", "business_id", "date"):
