@@ -15,6 +15,7 @@ together in ``phdlib.kernels``.
 Importing ``phdlib`` imports none of the submodules, so a broken or heavy
 module never slows down or breaks an unrelated one.
 """
+import os as _os
 from importlib import metadata as _metadata
 
 try:
@@ -23,3 +24,44 @@ except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.1.0+src"
 
 __all__ = ["__version__"]
+
+
+def _numba_cache_dir() -> None:
+    """Point Numba's kernel cache at a writable folder when the package's is not.
+
+    Numba caches compiled kernels (``cache=True``) beside the sources, else in
+    a per-user folder; a read-only install without a usable home folder has
+    neither, and every kernel would fail to compile. Then the cache goes to
+    ``PHD_CACHE_DIR/numba``, the platformdirs user cache, or the system's
+    temporary folder, the first that is writable. ``NUMBA_CACHE_DIR`` set by
+    the user always wins.
+    """
+    if _os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.access(_os.path.join(here, "kernels"), _os.W_OK):
+        return
+    import tempfile
+
+    candidates = []
+    if _os.environ.get("PHD_CACHE_DIR"):
+        candidates.append(_os.path.join(_os.environ["PHD_CACHE_DIR"], "numba"))
+    try:
+        import platformdirs
+
+        candidates.append(_os.path.join(platformdirs.user_cache_dir("phdlib"), "numba"))
+    except Exception:  # noqa: BLE001 - no usable home folder
+        pass
+    candidates.append(_os.path.join(tempfile.gettempdir(), f"phdlib-numba-{_os.getuid()}"
+                                    if hasattr(_os, "getuid") else "phdlib-numba"))
+    for c in candidates:
+        try:
+            _os.makedirs(c, exist_ok=True)
+            if _os.access(c, _os.W_OK):
+                _os.environ["NUMBA_CACHE_DIR"] = c
+                return
+        except OSError:
+            continue
+
+
+_numba_cache_dir()

@@ -97,6 +97,17 @@ class PackedCodes:
                 f"codes of m={m} bits need {need} uint64 words, got {w.shape[-1]} "
                 f"(shape {w.shape})"
             )
+        pad = m % WORD_BITS
+        if pad and w.size:
+            high = ~((_U64(1) << _U64(pad)) - _U64(1))  # the bits above m in the last word
+            last = w[..., -1]
+            bad = (last & high) != (high if self.negated else 0)
+            if np.any(bad):
+                row = int(np.flatnonzero(np.atleast_1d(bad))[0])
+                raise ValueError(
+                    f"code {row}: padding bits above m={m} must be "
+                    f"{'1 (negated codes)' if self.negated else '0'}; got last word "
+                    f"{int(np.atleast_1d(last)[row]):#018x}")
         object.__setattr__(self, "words", np.ascontiguousarray(w))
         object.__setattr__(self, "m", m)
 

@@ -28,6 +28,8 @@ or on one, with the same results.
 """
 from __future__ import annotations
 
+import os
+
 import numba
 import numpy as np
 
@@ -156,6 +158,7 @@ class BinaryIndex:
         k = int(k)
         q = self._queries(queries)
         nq, n = q.shape[0], self.ntotal
+        _check_output_size(nq, k, n)
         out_d = np.empty((nq, k), dtype=np.int32)
         out_i = np.empty((nq, k), dtype=np.int64)
         if nq == 0:
@@ -176,6 +179,19 @@ class BinaryIndex:
             for a in range(nq):
                 K.topk_fused(self.op, q[a], self.stored, self.m, k, out_d[a], out_i[a], nc)
         return out_d, out_i
+
+
+def _check_output_size(nq: int, k: int, n: int) -> None:
+    """Refuse a ``k`` whose (padded) answer cannot fit in memory: ``ValueError`` naming it."""
+    need = nq * k * 12  # int32 distance and int64 id per slot
+    try:
+        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        avail = 1 << 34
+    if need > avail:
+        raise ValueError(f"k={k} for {nq} queries needs {need / 2**30:,.1f} GiB of output "
+                         f"(the index holds n={n} codes; slots beyond n are padding); "
+                         f"expected k in 1..{n} or an answer within {avail / 2**30:,.0f} GiB")
 
 
 def reference_search(queries: np.ndarray, stored: np.ndarray, k: int, metric: str = "hamming"):

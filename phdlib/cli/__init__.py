@@ -6,6 +6,13 @@ callable taking the parsed arguments and returning an exit code. New
 subcommands are added by adding a module; nothing here needs to change.
 Command modules import heavy libraries inside their functions, so
 ``phd --help`` stays fast.
+
+One error boundary (:func:`main`): a user's mistake (a bad option value, a
+missing or malformed file, a configuration that cannot be trained) is one
+line ``phd: error: ...`` on stderr and exit code 2; anything else is one line
+``phd: error: internal error ...`` and exit code 1. ``--debug`` (anywhere on
+the command line) shows the traceback instead. A closed output pipe (``phd
+... | head``) ends quietly with exit code 141, as for SIGPIPE.
 """
 from __future__ import annotations
 
@@ -17,8 +24,30 @@ import sys
 from .. import __version__
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors as one ``phd: error:`` line naming the option (exit 2)."""
+
+    def error(self, message):  # noqa: D401 - argparse's hook
+        self.exit(2, f"phd: error: {self.prog.split(' ', 1)[-1] if ' ' in self.prog else ''}"
+                     f"{': ' if ' ' in self.prog else ''}{message} (see {self.prog} --help)\n")
+
+
+#: Exceptions that are a user's mistake (bad values, files, configurations, resources).
+USER_ERRORS = (ValueError, KeyError, TypeError, ArithmeticError, OSError, MemoryError,
+               LookupError)
+#: Longest error message shown (a longer one is cut in the middle).
+MAX_MESSAGE = 800
+
+
+def _one_line(message: str) -> str:
+    text = " ".join(str(message).split())
+    if len(text) > MAX_MESSAGE:
+        text = f"{text[:MAX_MESSAGE - 200]} ... ({len(text):,} characters) ... {text[-150:]}"
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="phd",
         description=(
             "phd-book: data, training, evaluation, benchmarks and full reproductions of "
@@ -27,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"phdlib {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (also accepted after the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
@@ -37,14 +68,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"phd: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    import warnings
+
+    warnings.showwarning = _show_warning
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    from . import _common
+
+    _common.DEBUG = debug
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         code = args.func(args)
+        sys.stdout.flush()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
+        import os
+
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+    except USER_ERRORS as exc:
+        if debug:
+            raise
+        from ._common import error_message
+
+        print(f"phd: error: {_one_line(error_message(exc))}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the boundary: no traceback without --debug
+        if debug:
+            raise
+        print(f"phd: error: internal error ({type(exc).__name__}: {_one_line(exc)}); run again "
+              f"with --debug for the traceback", file=sys.stderr)
+        return 1
     return 0 if code is None else int(code)
 
 

@@ -1,6 +1,7 @@
 """Helpers shared by the ``phd`` subcommands."""
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -41,7 +42,53 @@ def error_message(exc: BaseException) -> str:
     return str(exc)
 
 
+#: Set by ``phd --debug``: errors show their traceback.
+DEBUG = False
+
+
 def fail(message: str, code: int = 2) -> int:
-    """Print ``phd: error: message`` on stderr and return ``code``."""
-    print(f"phd: error: {message}", file=sys.stderr)
+    """Print ``phd: error: message`` on stderr and return ``code``.
+
+    Called while handling an exception under ``--debug``, re-raises it instead.
+    """
+    if DEBUG and sys.exc_info()[1] is not None:
+        raise sys.exc_info()[1]
+    text = " ".join(str(message).split())
+    print(f"phd: error: {text}", file=sys.stderr)
     return code
+
+
+#: The largest seed accepted (seeds are 64-bit signed integers everywhere).
+MAX_SEED = 2**63 - 1
+#: The widest code accepted: 16 words; VH's state at the Amazon shape is then about 5 GB.
+MAX_BITS = 1024
+
+
+def int_in(lo: int, hi: int | None = None):
+    """An argparse ``type``: an integer in ``lo..hi`` (no upper bound when ``hi`` is None)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v < lo or (hi is not None and v > hi):
+            span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise argparse.ArgumentTypeError(f"expected an integer {span}, got {text!r}")
+        return v
+    parse.__name__ = "integer"
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return v
+
+
+SEED = int_in(0, MAX_SEED)
+BITS = int_in(1, MAX_BITS)

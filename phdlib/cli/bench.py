@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_json_flag, dump_json, fail
+from ._common import SEED, add_json_flag, dump_json, fail, int_in, positive_float
 
 
 def _bench_train(args, log) -> int:
@@ -60,16 +60,16 @@ def register(sub) -> None:
             "--json one object keyed by method name (run information under '_run')."
         ),
     )
-    p.add_argument("--n", type=int, default=None,
+    p.add_argument("--n", type=int_in(1), default=None,
                    help="codes for the throughput table (default: the profile's, quick 1e7, full 1e8)")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=int_in(1), default=None,
                    help="thread count measured beside 1 thread (default: all Numba threads)")
     p.add_argument("--profile", choices=["quick", "full"], default="quick")
-    p.add_argument("--repeats", type=int, default=None, help="interleaved rounds (default: 11 quick, 25 full)")
-    p.add_argument("--n-topk", type=int, default=None, help="codes for the top-k comparison")
-    p.add_argument("--ip-n", type=int, default=None,
+    p.add_argument("--repeats", type=int_in(1), default=None, help="interleaved rounds (default: 11 quick, 25 full)")
+    p.add_argument("--n-topk", type=int_in(1), default=None, help="codes for the top-k comparison")
+    p.add_argument("--ip-n", type=int_in(1), default=None,
                    help="64-d float32 vectors for the inner product (256 bytes each)")
-    p.add_argument("--min-seconds", type=float, default=None,
+    p.add_argument("--min-seconds", type=positive_float, default=None,
                    help="a timing sample averages back-to-back calls up to this long "
                         "(default: the profile's; 0: single calls)")
     p.add_argument("--train", action="store_true",
@@ -78,7 +78,7 @@ def register(sub) -> None:
                         "and Amazon's shapes, 32 and 64 bits")
     p.add_argument("--shape", action="append", choices=["ml-1m", "amazon"], default=None,
                    help="with --train: a shape to measure (repeatable; default both)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr")
     add_json_flag(p)

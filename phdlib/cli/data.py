@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_json_flag, dump_json, error_message, fail
+from ._common import SEED, add_json_flag, dump_json, error_message, fail, int_in
 
 
 def _prep_args(args) -> dict:
@@ -101,8 +101,8 @@ def register(sub) -> None:
     s = dsub.add_parser("stats", help="users, items, ratings, density, histogram, split sizes")
     _common(s)
     s.add_argument("--data-dir", default=None, help="searched before PHD_DATA_DIR and the cache")
-    s.add_argument("--seed", type=int, default=0, help="seed of the split")
-    s.add_argument("--min-ratings", type=int, default=10, help="remove users/items with fewer")
+    s.add_argument("--seed", type=SEED, default=0, help="seed of the split")
+    s.add_argument("--min-ratings", type=int_in(0), default=10, help="remove users/items with fewer")
     s.add_argument("--filtering", choices=("once", "until_stable"), default="once")
     s.add_argument("--download", action="store_true", help="download the dataset if it is missing")
     s.set_defaults(func=_stats)

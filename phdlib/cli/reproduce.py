@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_json_flag, dump_json, error_message, fail
+from ._common import SEED, add_json_flag, dump_json, error_message, fail, int_in
 
 
 def _reproduce(args) -> int:
@@ -53,9 +53,9 @@ def register(sub) -> None:
     p.add_argument("--dataset", default="ml-1m")
     p.add_argument("--profile", default="full", choices=PROFILES,
                    help="full: the paper's settings; quick: reduced settings for checks")
-    p.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 (default 1)")
-    p.add_argument("--jobs", type=int, default=1, help="parallel cells (joblib n_jobs)")
-    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument("--seeds", type=int_in(1, 1000), default=1, help="model seeds 0..N-1 (default 1)")
+    p.add_argument("--jobs", type=int_in(-1), default=1, help="parallel cells (joblib n_jobs)")
+    p.add_argument("--split-seed", type=SEED, default=0)
     p.add_argument("--data-dir", default=None)
     p.add_argument("--part", action="append", choices=PARTS,
                    help="only the cells of this part; repeatable (default: all)")

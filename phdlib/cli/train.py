@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_json_flag, dump_json, error_message, fail
+from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail
 
 
 def _overrides(args) -> dict:
@@ -14,7 +14,13 @@ def _overrides(args) -> dict:
         if "=" not in item:
             raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
+        if not k.strip():
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r} (no key)")
+        try:
+            out[k.strip()] = yaml.safe_load(v)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--set {item!r}: the value is not a YAML scalar or list "
+                             f"({' '.join(str(exc).split())})") from None
     if args.train_sampling:
         out["train_sampling"] = args.train_sampling
     if args.eval_sampling:
@@ -53,9 +59,9 @@ def register(sub) -> None:
     p = sub.add_parser("train", help="train and evaluate a method (results go to the store)")
     p.add_argument("--method", required=True, choices=sorted(REGISTRY))
     p.add_argument("--dataset", default="ml-1m")
-    p.add_argument("--bits", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0, help="seed of the model's randomness")
-    p.add_argument("--split-seed", type=int, default=0, help="seed of the train/valid/test split")
+    p.add_argument("--bits", type=BITS, default=64)
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the model's randomness")
+    p.add_argument("--split-seed", type=SEED, default=0, help="seed of the train/valid/test split")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--train-sampling", choices=["stochastic", "deterministic"])
     p.add_argument("--eval-sampling", choices=["stochastic", "deterministic"])

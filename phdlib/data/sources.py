@@ -127,7 +127,14 @@ def search_dirs(data_dir=None) -> list[tuple[str, Path]]:
     """(label, directory) pairs in search order."""
     out = []
     if data_dir is not None:
-        out.append(("data_dir argument", Path(data_dir).expanduser()))
+        d = Path(data_dir).expanduser()
+        if not d.is_dir():
+            import warnings
+
+            warnings.warn(f"data_dir {str(data_dir)!r} is not a folder; searching the next "
+                          f"places (PHD_DATA_DIR, the per-user cache)", RuntimeWarning,
+                          stacklevel=3)
+        out.append(("data_dir argument", d))
     env = os.environ.get("PHD_DATA_DIR")
     if env:
         out.append(("PHD_DATA_DIR", Path(env).expanduser()))

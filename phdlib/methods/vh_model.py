@@ -39,6 +39,14 @@ def resolve_device(device: str = "auto") -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:n]', got {device!r}")
+    if device != "cpu":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r}: no CUDA device is available here "
+                             f"(use 'cpu' or 'auto')")
+        idx = int(device.split(":", 1)[1]) if ":" in device else 0
+        if not 0 <= idx < torch.cuda.device_count():
+            raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} "
+                             f"CUDA device(s)")
     return device
 
 

@@ -1,0 +1,116 @@
+"""The CLI's error boundary: every user mistake is one `phd: error:` line, exit code 2."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from phdlib.cli import main
+
+DATA = os.environ.get("PHD_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+SYN = ["--dataset", "synthetic"]
+
+# (argv, a fragment the message must contain)
+CASES = [
+    (["train", "--method", "popularity", "--bits", "-3"], "--bits"),
+    (["train", "--method", "popularity", "--bits", "0"], "--bits"),
+    (["train", "--method", "popularity", "--bits", "100000000"], "1..1024"),
+    (["train", "--method", "popularity", "--bits", "abc"], "'abc'"),
+    (["train", "--method", "popularity", "--seed", "-1"], "--seed"),
+    (["train", "--method", "popularity", "--seed", str(2**64)], "--seed"),
+    (["train", "--method", "popularity", "--split-seed", "-2"], "--split-seed"),
+    (["train", "--method", "nosuch"], "invalid choice"),
+    (["train", "--method", "vh", *SYN, "--set", "device=cuda"], "device 'cuda'"),
+    (["train", "--method", "popularity", *SYN, "--set", "x=[1,"], "--set 'x=[1,'"),
+    (["train", "--method", "popularity", *SYN, "--set", "novalue"], "KEY=VALUE"),
+    (["train", "--method", "popularity", *SYN, "--set", "=3"], "no key"),
+    (["train", "--method", "popularity", *SYN, "--set", "bogus_key=1"], "bogus_key"),
+    (["train", "--method", "vh", *SYN, "--set", "tune=false", "--set", "lr=-1"], "'lr'"),
+    (["train", "--method", "vh", *SYN, "--set", "lr=-1"], "tuning grid"),
+    (["train", "--method", "popularity", "--dataset", "../escaped"], "'../escaped'"),
+    (["train", "--method", "popularity", "--dataset", "nosuch"], "nosuch"),
+    (["data", "stats", "--dataset", "ml-1m", "--seed", "-1"], "--seed"),
+    (["data", "stats", "--dataset", "ml-1m", "--min-ratings", "-3"], "--min-ratings"),
+    (["data", "stats", "--dataset", "nosuch"], "nosuch"),
+    (["bench", "--threads", "0"], "--threads"),
+    (["bench", "--repeats", "0"], "--repeats"),
+    (["bench", "--min-seconds", "-1"], "--min-seconds"),
+    (["bench", "--min-seconds", "nan"], "--min-seconds"),
+    (["bench", "--train", "--threads", "999"], "threads"),
+    (["reproduce", "--seeds", "0"], "--seeds"),
+    (["reproduce", "--jobs", "-5"], "--jobs"),
+    (["reproduce", "--dataset", "synthetic", "--part", "nosuch"], "nosuch"),
+    (["nosuch"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("argv,fragment", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
+def test_user_errors_are_one_line(capsys, monkeypatch, tmp_path, argv, fragment):
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("PHD_DATA_DIR", DATA)
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's errors exit
+        code = exc.code
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("phd: warning:")]
+    assert code == 2, (argv, code, err)
+    assert len(lines) == 1 and lines[0].startswith("phd: error: "), err
+    assert "Traceback" not in err and fragment in lines[0], (fragment, err)
+
+
+@pytest.mark.parametrize("body,line", [
+    (b"1::2::5::978300760\n1::3::x::978300760\n", "line 2"),
+    (b"1::2::5::978300760\n1::99999999999999999999::5::978300760\n", "line 2"),
+    (b"1::2::5::978300760\n\xff::2::5::978300760\n", "UTF-8"),
+])
+def test_a_malformed_data_file_names_file_and_line(capsys, tmp_path, body, line):
+    (tmp_path / "ml-1m").mkdir()
+    (tmp_path / "ml-1m" / "ratings.dat").write_bytes(body)
+    code = main(["data", "stats", "--dataset", "ml-1m", "--data-dir", str(tmp_path),
+                 "--no-verify"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("phd: error: ") and "\n" not in err
+    assert "ratings.dat" in err and line in err
+
+
+def test_a_folder_where_the_data_file_should_be(capsys, tmp_path):
+    (tmp_path / "ml-1m" / "ratings.dat").mkdir(parents=True)
+    code = main(["data", "stats", "--dataset", "ml-1m", "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("phd: error: ") and "ratings.dat" in err
+
+
+def test_debug_shows_the_traceback(capsys):
+    with pytest.raises(ValueError, match="device"):
+        main(["--debug", "train", "--method", "vh", "--dataset", "synthetic", "--set",
+              "device=cuda"])
+
+
+def test_a_closed_pipe_ends_quietly():
+    cmd = (f"{sys.executable} -m phdlib.cli data stats --dataset synthetic --json | head -c 5")
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
+
+
+def test_a_read_only_install_gets_a_numba_cache():
+    code = ("import os; real = os.access; "
+            "os.access = lambda p, m: False if str(p).endswith('kernels') else real(p, m); "
+            "os.environ.pop('NUMBA_CACHE_DIR', None); import phdlib; "
+            "print(os.environ['NUMBA_CACHE_DIR'])")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0 and "numba" in out.stdout, out.stderr
+
+
+def test_a_data_dir_that_is_not_a_folder_is_reported(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("PHD_DATA_DIR", raising=False)
+    monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path / "cache"))
+    code = main(["data", "stats", "--dataset", "ml-100k", "--data-dir", "/nonexistent"])
+    err = capsys.readouterr().err
+    assert code == 2 and "phd: warning: data_dir '/nonexistent' is not a folder" in err
+    assert err.strip().splitlines()[-1].startswith("phd: error: ") and "Traceback" not in err
