@@ -20,19 +20,17 @@ and writes a manifest (provenance) beside the runs.
 Parallel backends
 -----------------
 ``run_grid(cells, jobs=J)`` uses joblib's default backend (loky processes) on
-one machine. The same call runs unchanged on a Dask cluster through joblib's
-dask backend::
+one machine, each worker storing its runs in the shared results folder.
 
-    from dask.distributed import Client
-    import joblib
-    client = Client("tcp://scheduler:8786")       # or LocalCluster()
-    with joblib.parallel_config(backend="dask"):
-        experiments.run_grid(cells, jobs=-1)
+On a Dask cluster, pass the scheduler (``phd reproduce --dask tcp://HOST:8786``)::
 
-Workers must see the same ``phdlib`` version, the data (``data_dir`` or
-``PHD_DATA_DIR``) and a shared results directory (``root``, e.g. on a network
-file system): each worker loads its split from the data cache and stores its
-run itself; only small descriptions travel over the network.
+    experiments.run_grid(cells, dask="tcp://scheduler:8786")   # or a distributed.Client
+
+The client ships each cell its split and the stored runs it depends on, the
+workers train in private temporary stores and send the runs back, and the
+client stores them: workers need neither the data nor a shared disk
+(:mod:`phdlib.cluster`, which also shows the ``dask scheduler`` / ``dask
+worker`` commands).
 """
 from __future__ import annotations
 

@@ -135,31 +135,36 @@ def grid_cells(cells: Iterable) -> list:
     return list(out)
 
 
+def _record(st: pd.DataFrame, out: dict, twins: dict) -> None:
+    """Write one cell's outcome into ``st`` (and into the rows of its twins: same key)."""
+    pos = {c: i for i, c in enumerate(st["cell"])}
+    key = st.at[pos[out["cell"]], "key"]
+    for j, twin in enumerate(twins[key]):
+        i = pos[twin]
+        st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
+        if out["ok"]:
+            st.at[i, "status"] = "ran" if j == 0 else "stored"
+            st.at[i, "key"] = out["key"]
+            st.at[i, "path"] = out["path"]
+            st.at[i, "ndcg@10"] = out["metrics"].get("ndcg@10", float("nan"))
+        else:
+            st.at[i, "status"] = "failed"
+            st.at[i, "error"] = out["error"]
+
+
 def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, progress, name,
              outcomes: list) -> None:
     """Run ``todo`` with joblib; record each outcome in ``st`` (and its twins)."""
     import joblib
     from tqdm import tqdm
 
-    pos = {c: i for i, c in enumerate(st["cell"])}
     par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
     bar = tqdm(total=len(todo), desc=f"{name}: cells", unit="run", disable=not progress)
     try:
         for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir))
                        for c in todo):
             outcomes.append(out)
-            key = st.at[pos[out["cell"]], "key"]
-            for j, twin in enumerate(twins[key]):
-                i = pos[twin]
-                st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
-                if out["ok"]:
-                    st.at[i, "status"] = "ran" if j == 0 else "stored"
-                    st.at[i, "key"] = out["key"]
-                    st.at[i, "path"] = out["path"]
-                    st.at[i, "ndcg@10"] = out["metrics"].get("ndcg@10", float("nan"))
-                else:
-                    st.at[i, "status"] = "failed"
-                    st.at[i, "error"] = out["error"]
+            _record(st, out, twins)
             bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
                                 f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
             bar.update(1)
@@ -183,7 +188,8 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
 
 
 def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
-             progress: bool = True, errors: str = "raise", name: str = "grid") -> pd.DataFrame:
+             progress: bool = True, errors: str = "raise", name: str = "grid",
+             dask=None) -> pd.DataFrame:
     """Run the cells the store lacks; return one row per cell.
 
     Tuning points of the missing cells (:func:`grid_cells`) run first, as
@@ -195,6 +201,10 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     ``status`` (stored / ran / failed), ``seconds`` (wall time of the cell in
     this call), ``key``, ``path``, ``ndcg@10``, ``error``. A manifest with the
     provenance of the call is written to ``<root>/_grids/<name>-<UTC time>.json``.
+    dask: a Dask scheduler address (``"tcp://host:8786"``) or a
+    ``distributed.Client``: the cells run on that cluster, whose workers need
+    neither the data nor this store (:mod:`phdlib.cluster`); ``jobs`` is then
+    unused.
     """
     if errors not in ("raise", "record"):
         raise ValueError(f"errors must be 'raise' or 'record', got {errors!r}")
@@ -212,14 +222,19 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     outcomes: list = []
     for phase in (set(points), set(cells)):
         todo, twins = _missing(st, phase)
-        if todo:
+        if todo and dask is not None:
+            from .cluster import execute as execute_on_cluster
+
+            execute_on_cluster(st, todo, twins, dask, root, data_dir, progress, name, outcomes)
+        elif todo:
             _execute(st, todo, twins, jobs, root, data_dir, progress, name, outcomes)
     for i, row in st.iterrows():  # metrics of cells that were already stored
         if row["status"] == "stored" and not row["ndcg@10"] == row["ndcg@10"]:
             meta = json.loads((Path(row["path"]) / "meta.json").read_text())
             st.at[i, "ndcg@10"] = meta.get("metrics", {}).get("ndcg@10", float("nan"))
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    _write_manifest(root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs)
+    _write_manifest(root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs,
+                    None if dask is None else f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}")
     st = st[st["cell"].isin(set(cells))].reset_index(drop=True)
     failed = st[st["status"] == "failed"]
     if len(failed) and errors == "raise":
@@ -229,15 +244,15 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
 
 
 def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, started: str,
-                    finished: str, seconds: float, jobs) -> Path:
+                    finished: str, seconds: float, jobs, backend: str | None = None) -> Path:
     import joblib
 
-    backend = joblib.parallel.get_active_backend()[0]
+    backend = backend or type(joblib.parallel.get_active_backend()[0]).__name__
     manifest = {
         "name": name, "started": started, "finished": finished, "wall_seconds": seconds,
         "phdlib": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
         "host": socket.gethostname(), "platform": platform.platform(), "jobs": jobs,
-        "backend": type(backend).__name__,
+        "backend": backend,
         "cells": [
             {"label": r["cell"].label(), "dataset": r["dataset"], "method": r["method"],
              "bits": int(r["bits"]), "seed": int(r["seed"]), "options": dict(r["cell"].options),

@@ -18,11 +18,12 @@ def _reproduce(args) -> int:
             cells = experiments.only_methods(cells, args.method)
         log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
         log(experiments.profile_note(args.profile, sorted({c.method for c in cells})))
-        log(f"{len(cells)} cells on {args.dataset}; jobs={args.jobs}")
+        log(f"{len(cells)} cells on {args.dataset}; "
+            + (f"Dask scheduler {args.dask}" if args.dask else f"jobs={args.jobs}"))
         t0 = time.perf_counter()
         report = experiments.run_grid(
             cells, jobs=args.jobs, data_dir=args.data_dir, progress=not args.json or args.progress,
-            errors="record", name=f"reproduce-{args.dataset}-{args.profile}")
+            errors="record", name=f"reproduce-{args.dataset}-{args.profile}", dask=args.dask)
         wall = time.perf_counter() - t0
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
             FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
@@ -56,6 +57,9 @@ def register(sub) -> None:
     p.add_argument("--seeds", type=int_in(1, 1000), default=1, help="model seeds 0..N-1 (default 1)")
     p.add_argument("--jobs", type=int_in(-1), default=1, help="parallel cells (joblib n_jobs)")
     p.add_argument("--split-seed", type=SEED, default=0)
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run the cells on this Dask scheduler (tcp://HOST:PORT); the workers "
+                        "need neither the data nor this store (see phdlib.cluster)")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--part", action="append", choices=PARTS,
                    help="only the cells of this part; repeatable (default: all)")

@@ -1,0 +1,142 @@
+"""Grids on a Dask cluster whose workers share no disk with the client.
+
+:func:`phdlib.runner.run_grid` with ``dask=`` (a scheduler address such as
+``"tcp://host:8786"``, or a ``distributed.Client``) runs here. The protocol:
+
+1. The client loads each split of the grid from its own data folder and
+   scatters it to the workers (once per split, broadcast): workers need no
+   data folder and no copy of the data files.
+2. For each cell the store lacks, the client ships, with the cell, the
+   stored runs it depends on (the tuning points, or the tuned run whose
+   choice a transfer reuses; :func:`dependency_cells`).
+3. A worker (:func:`remote_cell`) checks the split's fingerprint, writes the
+   shipped runs into a private temporary store, trains the cell there
+   through :func:`phdlib.training.run`, and returns every run it created
+   (arrays, metadata, logs) as :class:`phdlib.results.Run` objects; the
+   temporary store is then deleted. Nothing is written to the worker's own
+   results folder.
+4. The client verifies nothing was lost in transit by saving each returned
+   run into its own store (:func:`phdlib.results.save`: atomic, and a key
+   already stored is kept, so a cell that ran twice is stored once).
+
+A task whose worker dies is retried on another worker (``retries``). Across
+real machines::
+
+    dask scheduler --port 8786                       # on one machine
+    dask worker tcp://SCHEDULER:8786 --nworkers 2    # on every worker machine
+    phd reproduce --dataset ml-1m --dask tcp://SCHEDULER:8786
+
+Every machine needs the same ``phdlib`` (and Python packages) installed; no
+shared file system, no data on the workers.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from . import methods, results, training
+
+
+def dependency_cells(cell) -> list:
+    """The cells whose stored runs ``cell`` may reuse (points and the tuned anchor)."""
+    from .experiments import Cell
+    from .runner import grid_cells
+
+    out = list(grid_cells([cell]))
+    cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
+    if methods.get(cell.method).grid(cfg, int(cfg.get("tune_bits") or cell.bits)):
+        anchor = Cell(cell.dataset, cell.method, int(cfg.get("tune_bits") or cell.bits),
+                      training.TUNE_SEED, cell.options, cell.split_seed)
+        if anchor != cell:
+            out.append(anchor)
+    return list(dict.fromkeys(out))
+
+
+def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
+    """Worker: train ``cell`` on ``split`` in a private store; return the runs it created."""
+    t0 = time.perf_counter()
+    info = {"cell": cell, "host": socket.gethostname(), "pid": os.getpid()}
+    root = Path(tempfile.mkdtemp(prefix="phdlib-cell-"))
+    try:
+        if split.fingerprint != fingerprint:
+            raise ValueError(f"split fingerprint {split.fingerprint} differs from the "
+                             f"client's {fingerprint}")
+        shipped = set()
+        for r in deps:
+            results.save(r, root=root)
+            shipped.add(r.key)
+        run = training.run(cell.method, split, cell.bits, seed=cell.seed,
+                           overrides=cell.overrides, progress=False, root=root)
+        idx = results.index(root)
+        new = [results.load(p) for p, k in zip(idx.get("path", []), idx.get("key", []))
+               if k not in shipped]
+        return {**info, "ok": True, "runs": new, "key": run.key, "metrics": dict(run.metrics),
+                "seconds": time.perf_counter() - t0, "error": None}
+    except Exception as exc:  # recorded by the client
+        return {**info, "ok": False, "runs": [], "seconds": time.perf_counter() - t0,
+                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def client_for(dask):
+    """A ``distributed.Client`` for ``dask`` (an address string or a Client)."""
+    import distributed
+
+    if isinstance(dask, distributed.Client):
+        return dask, False
+    return distributed.Client(dask), True
+
+
+def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, name: str,
+            outcomes: list, retries: int = 2) -> None:
+    """Run ``todo`` on the cluster; store the returned runs; record outcomes in ``st``."""
+    import distributed
+    from tqdm import tqdm
+
+    from .runner import _load_split, _record, status
+
+    client, own = client_for(dask)
+    try:
+        splits = {}
+        for c in todo:
+            k = (c.dataset, c.split_seed)
+            if k not in splits:
+                sp = _load_split(c.dataset, c.split_seed, data_dir)
+                splits[k] = (client.scatter(sp, broadcast=True, hash=False), sp.fingerprint)
+        futures = {}
+        for c in todo:
+            deps = dependency_cells(c)
+            dst = status(deps, root=root, data_dir=data_dir) if deps else None
+            stored = [] if dst is None else [
+                results.load(p) for p, s in zip(dst["path"], dst["status"]) if s == "stored"]
+            fut, fp = splits[(c.dataset, c.split_seed)]
+            f = client.submit(remote_cell, c, fut, fp, stored, retries=retries, pure=False,
+                              key=f"phd-cell-{st.at[st.index[st['cell'] == c][0], 'key']}-"
+                                  f"{time.time_ns()}")
+            futures[f] = c
+        bar = tqdm(total=len(futures), desc=f"{name}: cells on {client.scheduler.address}",
+                   unit="run", disable=not progress)
+        for f in distributed.as_completed(futures):
+            try:
+                out = f.result()
+            except Exception as exc:  # the task itself failed (e.g. every retry's worker died)
+                out = {"cell": futures[f], "ok": False, "runs": [], "seconds": 0.0,
+                       "error": f"{type(exc).__name__}: {exc}", "host": None, "pid": None}
+            for r in out.pop("runs", []):
+                training.store_run(r, root)
+            if out["ok"]:
+                out["path"] = str(results.run_path(out["cell"].method, out["cell"].dataset,
+                                                   out["key"], root))
+            outcomes.append(out)
+            _record(st, out, twins)
+            bar.update(1)
+        bar.close()
+    finally:
+        if own:
+            client.close()
