@@ -94,5 +94,48 @@ def test_generator_output_is_pinned():
     """Same parameters, same data on every platform; a deliberate change must bump
     phdlib.data.synthetic.VERSION and this value."""
     ds = data.load_dataset("synthetic", cache=False, **SMALL)
-    assert data.synthetic.VERSION == 4
-    assert ds.fingerprint == "134fdf4d1062c87ca8dfd1381ed4862a8c429ab58fa1fe988e9faed24e3f0dc6"
+    assert data.synthetic.VERSION == 5
+    assert ds.fingerprint == "541291b0c256a03bf09d606b319152c549258a38d8295f05a2782c4ef0b55c29"
+
+
+# ------------------------------------------------------------ the paper's shapes (issue 14)
+def test_scale_shapes_are_named_synthetic_and_have_their_shape(monkeypatch, tmp_path):
+    monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path))
+    ds = data.load_dataset("synthetic-yelp")
+    want = data.SCALE_SHAPES["synthetic-yelp"]
+    assert ds.name == "synthetic-yelp" and ds.synthetic
+    assert (ds.n_users, ds.n_items) == (want["n_users"], want["n_items"])
+    assert abs(ds.n_ratings - want["ratings"]) / want["ratings"] < 0.1
+    assert np.bincount(ds.ratings.user).min() >= 10 and np.bincount(ds.ratings.item).min() >= 10
+    assert "synthetic-yelp" in data.names() and data.available("synthetic-yelp")
+    assert data.load_dataset("synthetic-yelp").fingerprint == ds.fingerprint  # from the cache
+    with pytest.raises(TypeError, match="fixed shape"):
+        data.load_dataset("synthetic-yelp", n_users=5)
+
+
+def test_generation_grows_with_ratings_not_users_times_items(monkeypatch):
+    """A 10^6 x 10^6 catalogue with 10^6 ratings: per-pair work would need 10^12 steps."""
+    from phdlib.data import synthetic as S
+
+    u, i, r, _ = S.generate(n_users=100_000, n_items=1_000_000, density=1e-5, min_ratings=1)
+    keys = u.astype(np.int64) * 1_000_000 + i
+    assert 0.9e6 < u.size < 2e6 and np.unique(keys).size == u.size  # every item rated once
+    assert np.bincount(i, minlength=1_000_000).min() >= 1
+
+
+def test_count_shapes_are_fit_to_ml_1m():
+    import os
+    from pathlib import Path
+
+    from phdlib.data import synthetic as S
+
+    root = Path(os.environ.get("PHD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+    if not (root / "ml-1m" / "ratings.dat").is_file():
+        pytest.skip("needs ML-1M")
+    ds = data.load_dataset("ml-1m", data_dir=root)
+    for rows, sigma in ((ds.ratings.user, S.USER_SIGMA), (ds.ratings.item, S.ITEM_SIGMA)):
+        c = np.bincount(rows)
+        assert np.log(c - 10 + 1).std() == pytest.approx(sigma, abs=0.001)
+    u, i, _, _ = S.generate()  # the generator reproduces them (within sampling noise)
+    assert np.log(np.bincount(u) - 10 + 1).std() == pytest.approx(S.USER_SIGMA, abs=0.05)
+    assert np.log(np.bincount(i) - 10 + 1).std() == pytest.approx(S.ITEM_SIGMA, abs=0.1)
