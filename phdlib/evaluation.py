@@ -122,24 +122,31 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     relevance is the user's test rating, 0 for items outside the user's test
     set. Returns :func:`phdlib.metrics.evaluate`'s frame plus ``n_ranked``
     (items ranked per user); ``n_test`` is the user's number of test items.
+    Memory: sparse rated/test pairs and one block of users' scores at a time,
+    never a dense users x items array.
     """
+    import scipy.sparse as sp
+
     n_users, n_items = split.dataset.n_users, split.dataset.n_items
-    seen = np.zeros((n_users, n_items), dtype=bool)
-    for part in exclude:
-        r = getattr(split, part)
-        seen[r.user, r.item] = True
-    if seen[split.test.user, split.test.item].any():
+    parts = [getattr(split, part) for part in exclude]
+    su = np.concatenate([r.user for r in parts]) if parts else np.empty(0, np.int64)
+    si = np.concatenate([r.item for r in parts]) if parts else np.empty(0, np.int64)
+    seen = sp.csr_matrix((np.ones(su.size, dtype=bool), (su, si)), shape=(n_users, n_items))
+    t = split.test
+    if np.asarray(seen[t.user, t.item]).any():
         raise ValueError("some test pairs are also in the excluded parts; the split overlaps")
-    rel = np.zeros((n_users, n_items), dtype=np.float32)
-    rel[split.test.user, split.test.item] = split.test.rating
-    users = np.unique(split.test.user)
+    rel = sp.csr_matrix((np.asarray(t.rating, dtype=np.float32), (t.user, t.item)),
+                        shape=(n_users, n_items))
+    users = np.unique(t.user)
+    # users x items is never dense: one block of users at a time (at most ~16M cells)
+    block = max(1, min(int(block), (1 << 24) // max(n_items, 1)))
     frames, all_items = [], np.arange(n_items)
     for b0 in range(0, len(users), block):
         ub = users[b0:b0 + block]
         vals = fitted.table(ub, all_items)
-        keep = ~seen[ub]
+        keep = ~seen[ub].toarray()
         uu = np.broadcast_to(ub[:, None], keep.shape)[keep]
-        frames.append(metrics.evaluate(uu, rel[ub][keep], vals[keep], ks=ks, ties=ties,
+        frames.append(metrics.evaluate(uu, rel[ub].toarray()[keep], vals[keep], ks=ks, ties=ties,
                                        discount=discount, kind=fitted.kind))
     out = pd.concat(frames, ignore_index=True)
     out["n_ranked"] = out.pop("n_test")
