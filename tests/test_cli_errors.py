@@ -44,6 +44,11 @@ CASES = [
     (["reproduce", "--jobs", "-5"], "--jobs"),
     (["reproduce", "--dataset", "synthetic", "--part", "nosuch"], "nosuch"),
     (["nosuch"], "invalid choice"),
+    (["book", "build", "--chapter", "nosuch", "--no-site"], "nosuch"),
+    (["book", "build", "--param", "seed", "--no-site"], "NAME=VALUE"),
+    (["book", "build", "--profile", "slow", "--chapter", "hamming", "--no-site"], "slow"),
+    (["data", "fetch", "--dataset", "nosuch"], "nosuch"),
+    (["data", "fetch", "--dataset", "yelp"], "yelp"),
 ]
 
 

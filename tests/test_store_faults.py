@@ -215,3 +215,46 @@ def test_a_full_disk_during_a_save_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"):
         results.save(_run(), root=tmp_path)
     assert _dirs(tmp_path) == []
+
+
+# ----------------------------------------------------------------- API inputs (issue 12)
+def test_packed_codes_refuse_set_padding_bits():
+    from phdlib import codes as C
+
+    w = np.array([[np.uint64(0b101) | (np.uint64(1) << np.uint64(63))]], dtype=np.uint64)
+    with pytest.raises(ValueError, match="padding bits above m=3"):
+        C.PackedCodes(w, 3)
+    ok = C.PackedCodes(np.array([[0b101]], dtype=np.uint64), 3)
+    assert int(C.popcount(ok)[0]) == 2
+    neg = ok.negate()  # negated codes carry ones above m: accepted as such
+    assert C.PackedCodes(neg.words, 3, negated=True).negated
+
+
+def test_search_refuses_a_k_whose_answer_cannot_fit():
+    from phdlib import codes as C
+    from phdlib import search as S
+
+    idx = S.BinaryIndex(8, "phd")
+    idx.add(C.PackedCodes(np.arange(10, dtype=np.uint64)[:, None], 8))
+    with pytest.raises(ValueError, match="k=1099511627776"):
+        idx.search(C.PackedCodes(np.array([[3]], dtype=np.uint64), 8), 2**40)
+    d, i = idx.search(C.PackedCodes(np.array([[3]], dtype=np.uint64), 8), 12)
+    assert (i[0, 10:] == -1).all()  # k beyond n: padded, as faiss does
+
+
+def test_a_permission_error_on_a_data_file_is_one_line(capsys, monkeypatch, tmp_path):
+    from phdlib.cli import main
+    from phdlib.data import formats
+
+    (tmp_path / "ml-1m").mkdir()
+    (tmp_path / "ml-1m" / "ratings.dat").write_text("1::2::3::4\n")
+
+    def denied(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(formats, "_open_check", denied)
+    code = main(["data", "stats", "--dataset", "ml-1m", "--data-dir", str(tmp_path),
+                 "--no-verify"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("phd: error: ") and "Permission denied" in err
+    assert "ratings.dat" in err and "\n" not in err

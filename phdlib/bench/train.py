@@ -7,12 +7,16 @@ once per step. So a step cannot be faster than
 
 - the **memory-traffic floor**: the bytes the step must move, timed with
   :func:`phdlib.kernels.vh.traffic_probe` (three float32 arrays of the
-  parameters' size read and rewritten once) on this machine, in this run;
+  parameters' shape read and rewritten once, with the Adam pass's loops and
+  threads but little arithmetic) on this machine, in this run;
 - the **arithmetic floor**: the Adam pass (a division and a square root per
   parameter) on a block of rows small enough to stay in the L1 cache, scaled
   to every row;
 
-and the *limit* is the larger of the two. For each shape (ML-1M's 6,040 users
+and the *limit* is the larger of the two. ``adam_pass_ms`` is the dense
+Adam pass of the fused step alone on arrays of the shape (no gradient rows):
+what the step costs beyond it is the batch (gather, PyTorch's sigmoid, the
+random thresholds, the backward pass) and the calls that launch it. For each shape (ML-1M's 6,040 users
 and 3,260 items; Amazon's 158,650 + 128,939 = 287,589 rows), each width and
 each method (VH: Hamming, deterministic training; VH_PHD: PHD, stochastic
 training, their single-point configurations), :func:`run` times
@@ -90,7 +94,7 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
     from ..kernels import vh as K
 
     n = rows * bits
-    a, b, c = (np.random.default_rng(k).random(n, dtype=np.float32) for k in range(3))
+    a, b, c = (np.random.default_rng(k).random((rows, bits), dtype=np.float32) for k in range(3))
     numba.set_num_threads(threads)
 
     def probe():
@@ -105,23 +109,37 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
     calls = max(1, rows // blk)
     probe()
     K.arithmetic_probe(p, m, v, 1, *consts)
-    mem, arith = [], []
+    slot = np.full(rows, -1, np.int64)
+    no_rows, no_grad = np.empty(0, np.int64), np.empty((0, bits), np.float32)
+
+    def adam_pass():  # the dense pass of a step on arrays of this shape, no gradient rows
+        if threads > 1:
+            K.adam_rows_parallel(a, b, c, no_rows, no_grad, slot, no_grad, *consts, threads)
+        else:
+            K.adam_rows(a, b, c, no_rows, no_grad, slot, no_grad, *consts)
+
+    adam_pass()
+    mem, arith, dense = [], [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         probe()
         t1 = time.perf_counter()
         K.arithmetic_probe(p, m, v, calls, *consts)
         t2 = time.perf_counter()
+        adam_pass()
+        t3 = time.perf_counter()
         mem.append(t1 - t0)
         arith.append((t2 - t1) * rows / (calls * blk))
-    dense = 6 * 4 * n                       # p, m, v: read and written once
+        dense.append(t3 - t2)
+    dense_bytes = 6 * 4 * n                 # p, m, v: read and written once
     batch_bytes = 12 * 4 * batch * bits     # rows gathered, probabilities, thresholds, gradients
-    bandwidth = dense / np.median(mem)
-    traffic_ms = 1e3 * (dense + batch_bytes) / bandwidth
+    bandwidth = dense_bytes / np.median(mem)
+    traffic_ms = 1e3 * (dense_bytes + batch_bytes) / bandwidth
     arith_ms = 1e3 * float(np.median(arith)) / threads
-    return {"bytes_per_step": dense + batch_bytes, "bandwidth_gbs": bandwidth / 1e9,
+    return {"bytes_per_step": dense_bytes + batch_bytes, "bandwidth_gbs": bandwidth / 1e9,
             "traffic_ms": traffic_ms, "arithmetic_ms": arith_ms,
-            "limit_ms": max(traffic_ms, arith_ms)}
+            "limit_ms": max(traffic_ms, arith_ms),
+            "adam_pass_ms": 1e3 * float(np.median(dense))}
 
 
 def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int | None = None,
@@ -178,5 +196,6 @@ def report(res: TrainBench) -> str:
     """The benchmark as a plain-text table."""
     df = res.table()
     cols = ["shape", "bits", "method", "step", "threads", "ms_per_iteration", "speedup",
-            "limit_ms", "over_limit", "traffic_ms", "arithmetic_ms", "bandwidth_gbs"]
+            "limit_ms", "over_limit", "traffic_ms", "arithmetic_ms", "adam_pass_ms",
+            "bandwidth_gbs"]
     return df[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}")

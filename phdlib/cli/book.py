@@ -14,7 +14,13 @@ def _parse_params(items: list[str]) -> dict:
         if "=" not in item:
             raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)  # numbers, booleans and lists as such
+        if not k.strip():
+            raise ValueError(f"--param expects NAME=VALUE, got {item!r} (no name)")
+        try:
+            out[k.strip()] = yaml.safe_load(v)  # numbers, booleans and lists as such
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--param {item!r}: the value is not a YAML scalar or list "
+                             f"({' '.join(str(exc).split())})") from None
     return out
 
 
@@ -32,8 +38,10 @@ def _build(args) -> int:
             parameters=params, only=args.chapter or None, force=args.force, site=not args.no_site,
             log=(lambda *a: print(*a, file=sys.stderr)) if args.json else print,
         )
-    except (book.ChapterError, book.SiteBuildError, FileNotFoundError, ValueError) as exc:
+    except (book.ChapterError, book.SiteBuildError) as exc:  # a chapter or the site failed
         return fail(str(exc), 1)
+    except (FileNotFoundError, ValueError) as exc:  # a bad option value
+        return fail(str(exc), 2)
     if args.json:
         dump_json({r.name: {"seconds": r.seconds, "executed": r.executed, "parameters": r.parameters}
                    for r in res})
@@ -68,7 +76,8 @@ def register(sub) -> None:
 
     b = bs.add_parser("build", help="execute every chapter, then jupyter-book build -W")
     b.add_argument("--dataset", help="papermill parameter 'dataset' (e.g. ml-1m, ml-100k)")
-    b.add_argument("--profile", help="papermill parameter 'profile' (full or quick)")
+    b.add_argument("--profile", choices=["full", "quick"],
+                   help="papermill parameter 'profile' (full or quick)")
     b.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other chapter parameter; repeatable")
     b.add_argument("--chapter", action="append", metavar="NAME",

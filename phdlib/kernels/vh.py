@@ -183,33 +183,36 @@ def adam_rows_parallel(p, m, v, rows, g, slot, acc, c1, b2, c2, bc2s, eps, nss, 
                    c1, b2, c2, bc2s, eps, nss)
 
 
-@nb.njit(cache=True, inline="always")
-def _traffic_span(a, b, c, lo, hi):
-    h = np.float32(0.5)
-    for k in range(lo, hi):
-        x = a[k] * h + b[k]
-        a[k] = x
-        b[k] = c[k] * h
-        c[k] = x + c[k]
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _traffic_span(p, m, v, lo, hi):
+    """Rows ``lo..hi-1``: read and rewrite p, m, v once, as :func:`_adam_span` does."""
+    h, k = np.float32(0.5), np.float32(1e-3)
+    d = p.shape[1]
+    for r in range(lo, hi):
+        for j in range(d):
+            mm = (m[r, j] + v[r, j]) * h      # averages: the values stay normal numbers
+            vv = (v[r, j] + p[r, j]) * h
+            m[r, j] = mm
+            v[r, j] = vv
+            p[r, j] = p[r, j] + k * (mm - vv)
 
 
-@nb.njit(cache=True)
-def traffic_probe(a, b, c):
-    """Read and rewrite three float32 arrays once: the memory traffic of a dense Adam pass.
+@nb.njit(error_model="numpy", cache=True)
+def traffic_probe(p, m, v):
+    """Read and rewrite three float32 ``(n, d)`` arrays once, with the loops of the Adam pass.
 
-    a, b, c: float32 ``(n,)``, updated in place (each element read once and
-    written once, with a multiply-add between). The time of this call is the
-    memory-traffic floor of :func:`adam_rows` on arrays of that size.
+    Little arithmetic per element: the time of this call is the memory-traffic
+    floor of :func:`adam_rows` on arrays of that size.
     """
-    _traffic_span(a, b, c, 0, a.shape[0])
+    _traffic_span(p, m, v, 0, p.shape[0])
 
 
-@nb.njit(cache=True, parallel=True)
-def traffic_probe_parallel(a, b, c, chunks):
-    """:func:`traffic_probe` in ``chunks`` ranges on Numba's threads."""
-    n = a.shape[0]
-    for t in nb.prange(chunks):
-        _traffic_span(a, b, c, n * t // chunks, n * (t + 1) // chunks)
+@nb.njit(error_model="numpy", cache=True, parallel=True)
+def traffic_probe_parallel(p, m, v, chunks):
+    """:func:`traffic_probe` in ``chunks`` row ranges on Numba's threads."""
+    n = p.shape[0]
+    for c in nb.prange(chunks):
+        _traffic_span(p, m, v, n * c // chunks, n * (c + 1) // chunks)
 
 
 @nb.njit(error_model="numpy", cache=True)

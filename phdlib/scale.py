@@ -1,0 +1,123 @@
+"""What a reproduction costs: wall time, CPU time and peak memory per method and stage.
+
+:func:`measure` runs one method at one width on one dataset in a fresh
+process (so its peak resident memory is its own) and times the stages a
+reproduction goes through:
+
+- ``load``: reading (or generating) and preprocessing the dataset;
+- ``split``: the train / validation / test split;
+- ``train``: :func:`phdlib.training.run` without the store (the tuning grid
+  when the profile tunes, else one fit), including its evaluation on the
+  validation and test splits;
+- ``evaluate``: evaluating the trained model on the test split again, on its
+  own (the share of ``train`` that is evaluation).
+
+:func:`sweep` measures every (dataset, method, width) and returns one row per
+stage with ``wall_s``, ``cpu_s`` (user + system of the process) and
+``peak_rss_mb`` (the process's peak resident set after the stage), plus the
+dataset's users, items and ratings; :func:`provenance` records commit,
+date, machine and command of a measurement. (The "Cost at scale" study that
+uses it is issue 14's remaining work.)
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import platform
+import resource
+import socket
+import sys
+import time
+
+import pandas as pd
+
+from . import __version__
+
+STAGES = ("load", "split", "train", "evaluate")
+
+
+def _peak_mb() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / 1024.0 if sys.platform != "darwin" else r / 2**20
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, q) -> None:
+    try:
+        from . import data, experiments, training
+
+        rows = []
+
+        def stage(name, fn):
+            w0, c0 = time.perf_counter(), _cpu()
+            out = fn()
+            rows.append({"stage": name, "wall_s": time.perf_counter() - w0, "cpu_s": _cpu() - c0,
+                         "peak_rss_mb": _peak_mb()})
+            return out
+
+        ds = stage("load", lambda: data.load_dataset(dataset, data_dir=data_dir))
+        split = stage("split", lambda: data.load_split(dataset, 0, data_dir=data_dir))
+        overrides, _ = experiments.profile_overrides(profile, method, dataset, bits)
+        run = stage("train", lambda: training.run(method, split, bits, seed=seed,
+                                                  overrides=overrides, reuse=False, store=False,
+                                                  progress=False))
+        model = training.fitted(run)
+        stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"]))
+        q.put({"ok": True, "rows": rows, "users": ds.n_users, "items": ds.n_items,
+               "ratings": ds.n_ratings, "ndcg@10": run.metrics.get("ndcg@10")})
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        q.put({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: int = 0,
+            data_dir=None, timeout: float | None = None) -> pd.DataFrame:
+    """One row per stage of one cell, measured in a fresh process (see the module docstring)."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(dataset, method, int(bits), profile, int(seed),
+                                         data_dir, q))
+    p.start()
+    try:
+        out = q.get(timeout=timeout)
+    except Exception:  # noqa: BLE001 - the queue's Empty: the cell ran out of time
+        p.kill()
+        out = {"ok": False, "error": f"timed out after {timeout} s"}
+    p.join()
+    if not out["ok"]:
+        raise RuntimeError(f"{dataset}/{method}/{bits}b: {out['error']}")
+    df = pd.DataFrame(out["rows"])
+    for k in ("users", "items", "ratings", "ndcg@10"):
+        df[k] = out[k]
+    df.insert(0, "bits", int(bits))
+    df.insert(0, "method", method)
+    df.insert(0, "dataset", dataset)
+    return df
+
+
+def provenance(command: str = "") -> dict:
+    """Commit, date, machine and command of a measurement."""
+    from .runner import _git_commit
+
+    return {"commit": _git_commit(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": socket.gethostname(), "platform": platform.platform(),
+            "cpus": os.cpu_count(), "phdlib": __version__, "command": command}
+
+
+def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=None,
+          progress: bool = False, timeout: float | None = None) -> pd.DataFrame:
+    """:func:`measure` over every (dataset, method, width); failures are rows with ``error``."""
+    from tqdm import tqdm
+
+    cells = [(d, m, b) for d in datasets for m in methods_ for b in bits]
+    frames = []
+    for d, m, b in tqdm(cells, desc="scale", unit="cell", disable=not progress):
+        try:
+            frames.append(measure(d, m, b, profile, data_dir=data_dir, timeout=timeout))
+        except RuntimeError as exc:
+            frames.append(pd.DataFrame([{"dataset": d, "method": m, "bits": b,
+                                         "error": str(exc)}]))
+    return pd.concat(frames, ignore_index=True)
