@@ -82,7 +82,9 @@ def test_a_malformed_data_file_names_file_and_line(capsys, tmp_path, body, line)
     assert "ratings.dat" in err and line in err
 
 
-def test_a_folder_where_the_data_file_should_be(capsys, tmp_path):
+def test_a_folder_where_the_data_file_should_be(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("PHD_DATA_DIR", raising=False)  # nowhere else to find it
+    monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "ml-1m" / "ratings.dat").mkdir(parents=True)
     code = main(["data", "stats", "--dataset", "ml-1m", "--data-dir", str(tmp_path)])
     err = capsys.readouterr().err.strip()
