@@ -28,7 +28,6 @@ line (:class:`~phdlib.data.errors.DataFormatError`).
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import DataFormatError, DataNotFoundError
+from .lines import first_bad_line as _first_bad_line
+from .lines import line_at as _line_at
+from .lines import nth_record as _nth_record
+from .lines import one_record_per_line as _one_record_per_line
+from .lines import raise_if_not_utf8 as _raise_if_not_utf8
 
 FORMATS = ("u.data", "dat", "movielens-csv", "yelp-json", "amazon-csv")
 _BLOCK = 1 << 24
@@ -69,26 +73,6 @@ class RawRatings:
 
 
 # ---------------------------------------------------------------- helpers
-def _line_at(path: Path, lineno: int) -> str:
-    """Text of 1-based line ``lineno`` (error path only)."""
-    with open(path, "rb") as f:
-        for raw in itertools.islice(f, lineno - 1, lineno):
-            return raw.rstrip(b"\r\n").decode("utf-8", "replace")
-    return ""
-
-
-def _first_bad_line(path: Path, ok, start: int = 1):
-    """First (lineno, text) from line ``start`` on for which ``ok(bytes)`` is false."""
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            if lineno < start:
-                continue
-            line = raw.rstrip(b"\r\n")
-            if not ok(line):
-                return lineno, line.decode("utf-8", "replace")
-    return None
-
-
 def content_fingerprint(user, item, rating) -> str:
     """sha256 (hex) of ``user::item::rating\n`` lines built from three string arrays
     (``pa.Array`` or ``pa.ChunkedArray``), hashed chunk by chunk."""
@@ -215,21 +199,6 @@ def _read_delimited(path: Path, delimiter: str, ncols: int, skip_rows: int = 0):
     return cols
 
 
-def _utf8(line: bytes) -> bool:
-    try:
-        line.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
-
-
-def _raise_if_not_utf8(path: Path) -> None:
-    """A :class:`DataFormatError` at the first line that is not UTF-8 text, if any."""
-    found = _first_bad_line(path, _utf8)
-    if found is not None:
-        raise DataFormatError(path, found[0], found[1], "not valid UTF-8 text") from None
-
-
 #: The largest int64, as text: ids and timestamps must fit.
 _INT64_MAX = str(2**63 - 1)
 
@@ -339,32 +308,6 @@ def read_amazon_csv(path, scale=(1, 5), step=1.0) -> RawRatings:
 
 
 _YELP_FIELDS = ("user_id", "business_id", "stars", "date")
-
-
-def _nth_record(path: Path, row: int):
-    """(lineno, text) of the 0-based ``row``-th non-blank line (error path only)."""
-    k = -1
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.rstrip(b"\r\n")
-            if line.strip():
-                k += 1
-                if k == row:
-                    return lineno, line.decode("utf-8", "replace")
-    return 0, ""  # pragma: no cover
-
-
-def _one_record_per_line(path: Path, records: int) -> bool:
-    """Whether ``records`` equals the non-blank lines of ``path`` (fast newline count first)."""
-    n, last = 0, b"\n"
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            n += chunk.count(b"\n")
-            last = chunk[-1:]
-    if records == n + (last != b"\n"):
-        return True
-    with open(path, "rb") as f:  # blank lines, or objects sharing a line: count exactly
-        return records == sum(1 for raw in f if raw.strip())
 
 
 def _yelp_line_ok(line: bytes) -> bool:
