@@ -184,6 +184,19 @@ def _check_grid_overrides(method, dataset: str, bits: int, points: list, overrid
                          f"(tune=True); set tune=False to fix it, or change the grid's values")
 
 
+#: The widest code a run may have (16 words; VH's Adam state at Amazon's shape is then ~5 GB).
+MAX_BITS = 1024
+
+
+def check_bits_seed(bits, seed) -> tuple[int, int]:
+    """``(bits, seed)`` as ints, or ``ValueError`` naming the value that is out of range."""
+    for name, v, lo, hi in (("bits", bits, 1, MAX_BITS), ("seed", seed, 0, 2**63 - 1)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) \
+                or not lo <= int(v) <= hi:
+            raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {v!r}")
+    return int(bits), int(seed)
+
+
 def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = None,
         reuse: bool = True, store: bool = True, progress: bool = True, root=None) -> results.Run:
     """Train and evaluate method ``name`` on ``split`` through the results store.
@@ -192,7 +205,9 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
     key is an error). With ``reuse`` a stored run with the same inputs is
     returned as is; otherwise the method is tuned (when its config asks for a
     grid) or fitted, evaluated on the validation and test splits, and stored.
+    bits: 1..:data:`MAX_BITS`; seed: 0..2^63 - 1 (``ValueError`` otherwise).
     """
+    bits, seed = check_bits_seed(bits, seed)
     method = methods.get(name)
     cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
     tune_bits = int(cfg.get("tune_bits") or bits)

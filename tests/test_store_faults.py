@@ -258,3 +258,21 @@ def test_a_permission_error_on_a_data_file_is_one_line(capsys, monkeypatch, tmp_
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("phd: error: ") and "Permission denied" in err
     assert "ratings.dat" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("bits,seed", [(-3, 0), (0, 0), (100_000_000, 0), (8, -1), (8, 2**64),
+                                       (True, 0), (8.0, 0)])
+def test_training_refuses_bits_and_seeds_out_of_range(tmp_path, bits, seed):
+    from phdlib import data, training
+
+    split = data.load_split("synthetic", 0)
+    with pytest.raises(ValueError, match="bits must be|seed must be"):
+        training.run("popularity", split, bits, seed=seed, root=tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_cli_and_library_bit_limits_agree():
+    from phdlib import training
+    from phdlib.cli import _common
+
+    assert _common.MAX_BITS == training.MAX_BITS

@@ -60,7 +60,8 @@ def fail(message: str, code: int = 2) -> int:
 
 #: The largest seed accepted (seeds are 64-bit signed integers everywhere).
 MAX_SEED = 2**63 - 1
-#: The widest code accepted: 16 words; VH's state at the Amazon shape is then about 5 GB.
+#: The widest code accepted (:data:`phdlib.training.MAX_BITS`, kept here so that
+#: ``phd --help`` imports nothing heavy).
 MAX_BITS = 1024
 
 
