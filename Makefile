@@ -30,7 +30,8 @@ $(VENV)/.stamp: requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@# (this machine's pip config adds local index folders; their "is ignored"
 	@#  notices are filtered out, pip's own exit status is kept)
-	@set -o pipefail; $(PY) -m pip install --quiet -r requirements.txt 2>&1 \
+	@# --no-compile: modules are byte-compiled when first imported, not all at install
+	@set -o pipefail; $(PY) -m pip install --quiet --no-compile -r requirements.txt 2>&1 \
 	  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
