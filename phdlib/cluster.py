@@ -109,16 +109,22 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
             if k not in splits:
                 sp = _load_split(c.dataset, c.split_seed, data_dir)
                 splits[k] = (client.scatter(sp, broadcast=True, hash=False), sp.fingerprint)
-        futures = {}
+        futures, loaded = {}, {}
+        pos = {c: i for i, c in enumerate(st["cell"])}
+
+        def load_once(path):  # a tuned run's points are shipped to every seed's cell
+            if path not in loaded:
+                loaded[path] = results.load(path)
+            return loaded[path]
+
         for c in todo:
             deps = dependency_cells(c)
             dst = status(deps, root=root, data_dir=data_dir) if deps else None
             stored = [] if dst is None else [
-                results.load(p) for p, s in zip(dst["path"], dst["status"]) if s == "stored"]
+                load_once(p) for p, s in zip(dst["path"], dst["status"]) if s == "stored"]
             fut, fp = splits[(c.dataset, c.split_seed)]
             f = client.submit(remote_cell, c, fut, fp, stored, retries=retries, pure=False,
-                              key=f"phd-cell-{st.at[st.index[st['cell'] == c][0], 'key']}-"
-                                  f"{time.time_ns()}")
+                              key=f"phd-cell-{st.at[pos[c], 'key']}-{time.time_ns()}")
             futures[f] = c
         bar = tqdm(total=len(futures), desc=f"{name}: cells on {client.scheduler.address}",
                    unit="run", disable=not progress)
@@ -134,7 +140,7 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
                 out["path"] = str(results.run_path(out["cell"].method, out["cell"].dataset,
                                                    out["key"], root))
             outcomes.append(out)
-            _record(st, out, twins)
+            _record(st, out, twins, pos)
             bar.update(1)
         bar.close()
     finally:

@@ -3,6 +3,7 @@
 - :func:`atomic_write`: write a file through a temporary name in the same
   folder and rename it into place, so a reader sees the old file or the new
   one, never a partial one;
+- :func:`file_sha256`: the checksum the stores record;
 - :func:`write_json` / :func:`canonical` / :func:`digest`: JSON that numpy
   values and paths survive, a canonical (sorted, compact) form, and a short
   sha256 of that form (the content keys of the stores).
@@ -40,6 +41,15 @@ def json_default(o: Any):
 def canonical(obj: Any) -> str:
     """Compact JSON with sorted keys: equal inputs give equal strings."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=json_default)
+
+
+def file_sha256(path: Path | str) -> str:
+    """sha256 (hex) of a file's bytes, read in 4 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def digest(obj: Any, length: int = 16) -> str:

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .io import canonical, digest
+from .io import canonical, digest, file_sha256
 from .io import json_default as _json_default
 
 #: The files of a run besides ``meta.json``, each optional but ``per_user.parquet``.
@@ -148,14 +148,6 @@ def run_path(method: str, dataset: str, key: str, root: Path | None = None) -> P
     return (root or results_dir()) / check_name(dataset, "dataset") / check_name(method, "method") / key
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _meta_digest(meta: dict) -> str:
     return hashlib.sha256(canonical({k: v for k, v in meta.items() if k != "integrity"})
                           .encode()).hexdigest()
@@ -186,7 +178,7 @@ def verify(path: Path | str) -> str | None:
         if name not in FILES:
             return f"meta.json: records an unknown file {name!r}"
         try:
-            got = _sha256(path / name)
+            got = file_sha256(path / name)
         except FileNotFoundError:
             return f"{name}: missing"
         except OSError as exc:
@@ -227,7 +219,7 @@ def _write_files(run: Run, tmp: Path) -> dict:
     if run.grid is not None:
         run.grid.to_parquet(tmp / "grid.parquet", index=False)
     meta = run.meta()
-    meta["files"] = {n: _sha256(tmp / n) for n in FILES if (tmp / n).is_file()}
+    meta["files"] = {n: file_sha256(tmp / n) for n in FILES if (tmp / n).is_file()}
     meta["integrity"] = _meta_digest(meta)
     (tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=_json_default))
     return meta
@@ -316,13 +308,14 @@ def stored(path: Path | str) -> bool:
 
 def find(method: str, dataset: str, bits: int, seed: int, config: dict, fingerprint: str,
          root: Path | None = None, arrays: bool = True) -> Run | None:
-    """The stored run with exactly these inputs, or None (also when it fails :func:`verify`)."""
+    """The stored run with exactly these inputs, or None (also when it fails :func:`verify`,
+    which is then reported)."""
     p = run_path(method, dataset, run_key(method, dataset, bits, seed, config, fingerprint), root)
-    if not stored(p):
+    if not p.is_dir():
         return None
     try:
-        return load(p, arrays=arrays)
-    except (CorruptRun, OSError, ValueError) as exc:  # changed since verified
+        return load(p, arrays=arrays)  # verifies first
+    except (CorruptRun, OSError, ValueError) as exc:
         warnings.warn(f"phdlib.results: {exc}; it will be recomputed", RuntimeWarning, stacklevel=2)
         return None
 

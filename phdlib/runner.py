@@ -135,9 +135,11 @@ def grid_cells(cells: Iterable) -> list:
     return list(out)
 
 
-def _record(st: pd.DataFrame, out: dict, twins: dict) -> None:
-    """Write one cell's outcome into ``st`` (and into the rows of its twins: same key)."""
-    pos = {c: i for i, c in enumerate(st["cell"])}
+def _record(st: pd.DataFrame, out: dict, twins: dict, pos: dict) -> None:
+    """Write one cell's outcome into ``st`` (and into the rows of its twins: same key).
+
+    pos: ``{cell: row of st}``, built once per grid phase.
+    """
     key = st.at[pos[out["cell"]], "key"]
     for j, twin in enumerate(twins[key]):
         i = pos[twin]
@@ -158,13 +160,14 @@ def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, pr
     import joblib
     from tqdm import tqdm
 
+    pos = {c: i for i, c in enumerate(st["cell"])}
     par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
     bar = tqdm(total=len(todo), desc=f"{name}: cells", unit="run", disable=not progress)
     try:
         for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir))
                        for c in todo):
             outcomes.append(out)
-            _record(st, out, twins)
+            _record(st, out, twins, pos)
             bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
                                 f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
             bar.update(1)

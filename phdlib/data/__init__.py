@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..io import file_sha256
 from . import cache as _cache
 from . import preprocess as _pre
 from . import split as _split
@@ -212,7 +213,7 @@ def load_dataset(name: str, data_dir=None, verify: bool = True, min_ratings: int
         path = fetch(name, verify=verify)["path"]
     memo_path = None
     if cache:
-        fsha = _cache.file_sha256(path)
+        fsha = file_sha256(path)
         memo_path = _cache.processed_dir() / f"raw-{fsha[:32]}.json"
         memo = _cache.load_json(memo_path)
         if memo and memo.get("fingerprint"):

@@ -51,14 +51,6 @@ def dataset_key(fingerprint: str, preprocessing: dict) -> str:
                        "version": CACHE_VERSION})
 
 
-def file_sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def processed_dir() -> Path:
     return cache_dir() / "processed"
 
