@@ -28,6 +28,7 @@ import resource
 import socket
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -107,17 +108,101 @@ def provenance(command: str = "") -> dict:
             "cpus": os.cpu_count(), "phdlib": __version__, "command": command}
 
 
+def _cell_key(row) -> tuple:
+    return (row["dataset"], row["method"], int(row["bits"]))
+
+
 def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=None,
-          progress: bool = False, timeout: float | None = None) -> pd.DataFrame:
-    """:func:`measure` over every (dataset, method, width); failures are rows with ``error``."""
+          progress: bool = False, timeout: float | None = None, out=None,
+          command: str = "") -> pd.DataFrame:
+    """:func:`measure` over every (dataset, method, width); failures are rows with ``error``.
+
+    With ``out`` (a JSON path) the sweep is resumable: after every cell the
+    rows so far are written there atomically (:func:`save`), and a rerun with
+    the same ``profile`` keeps the cells the file already holds (failed ones
+    are measured again). The order of the cells is dataset-major, smallest
+    dataset first as given.
+    """
     from tqdm import tqdm
 
-    cells = [(d, m, b) for d in datasets for m in methods_ for b in bits]
-    frames = []
-    for d, m, b in tqdm(cells, desc="scale", unit="cell", disable=not progress):
+    cells = [(d, m, int(b)) for d in datasets for m in methods_ for b in bits]
+    frames, done = [], set()
+    if out is not None and Path(out).is_file():
+        old = load(out)
+        if old["provenance"].get("profile") == profile:
+            rows = old["rows"]
+            ok = rows[rows["error"].isna()] if "error" in rows else rows
+            frames.append(ok)
+            done = {_cell_key(r) for _, r in ok.iterrows()}
+    prov = {**provenance(command), "profile": profile}
+    todo = [c for c in cells if c not in done]
+    for d, m, b in tqdm(todo, desc="scale", unit="cell", disable=not progress):
         try:
             frames.append(measure(d, m, b, profile, data_dir=data_dir, timeout=timeout))
         except RuntimeError as exc:
             frames.append(pd.DataFrame([{"dataset": d, "method": m, "bits": b,
                                          "error": str(exc)}]))
-    return pd.concat(frames, ignore_index=True)
+        if out is not None:
+            save(out, pd.concat(frames, ignore_index=True), prov)
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if out is not None:
+        save(out, df, prov)
+    return df
+
+
+def save(path, rows: pd.DataFrame, prov: dict) -> Path:
+    """Write a sweep (``{"provenance": ..., "rows": [...]}``) atomically to ``path``."""
+    from .io import write_json
+
+    recs = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+            for r in rows.to_dict(orient="records")]
+    return write_json(path, {"format": "phd-scale", "version": 1, "provenance": prov,
+                             "rows": recs})
+
+
+def load(path) -> dict:
+    """A sweep written by :func:`save`: ``{"provenance": dict, "rows": DataFrame}``.
+
+    Raises ``ValueError`` naming the file when it is not a complete sweep.
+    """
+    import json
+
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable scale sweep ({exc})") from None
+    if not isinstance(obj, dict) or obj.get("format") != "phd-scale" or \
+            not isinstance(obj.get("rows"), list) or not isinstance(obj.get("provenance"), dict):
+        raise ValueError(f"{path}: not a scale sweep written by phdlib.scale.save "
+                         "(expected format 'phd-scale' with 'provenance' and 'rows')")
+    rows = pd.DataFrame(obj["rows"])
+    need = {"dataset", "method", "bits"}
+    if len(rows) and not need <= set(rows):
+        raise ValueError(f"{path}: rows lack {sorted(need - set(rows))}")
+    return {"provenance": obj["provenance"], "rows": rows}
+
+
+def per_cell(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured (dataset, method, bits): the stages' wall and CPU time
+    summed (seconds), the peak resident memory (MB, the largest of the stages)
+    and the dataset's size. Failed cells are left out."""
+    ok = rows[rows["error"].isna()] if "error" in rows else rows
+    g = ok.groupby(["dataset", "method", "bits"], sort=False)
+    return g.agg(wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum"),
+                 peak_rss_mb=("peak_rss_mb", "max"), users=("users", "first"),
+                 items=("items", "first"), ratings=("ratings", "first")).reset_index()
+
+
+def growth(cells: pd.DataFrame, y: str = "wall_s", x: str = "ratings") -> pd.DataFrame:
+    """Per (method, bits): the exponent ``k`` of ``y ~ c * x**k``, a least-squares
+    line through ``log y`` against ``log x`` over the datasets, with the number
+    of points. A method measured on fewer than two sizes gets NaN."""
+    import numpy as np
+
+    out = []
+    for (m, b), g in cells.groupby(["method", "bits"], sort=False):
+        g = g[(g[x] > 0) & (g[y] > 0)]
+        k = float(np.polyfit(np.log(g[x]), np.log(g[y]), 1)[0]) if g[x].nunique() > 1 else np.nan
+        out.append({"method": m, "bits": b, "exponent": k, "points": len(g)})
+    return pd.DataFrame(out)

@@ -1,0 +1,75 @@
+"""``phd scale``: what a reproduction costs, per method and stage, against dataset size."""
+from __future__ import annotations
+
+import shlex
+import sys
+
+from ._common import BITS, add_json_flag, dump_json, fail, positive_float
+
+#: The sizes the chapter "Cost at scale" sweeps, smallest first.
+DEFAULT_DATASETS = ["ml-100k", "ml-1m", "synthetic-yelp", "synthetic-amazon", "synthetic-ml-10m"]
+
+
+def _scale(args) -> int:
+    from .. import data, methods, scale
+
+    datasets = args.dataset or DEFAULT_DATASETS
+    known = data.names()
+    for d in datasets:
+        if d not in known:
+            return fail(f"--dataset {d!r}: unknown dataset; expected one of {', '.join(known)}")
+    names = args.method or methods.names()
+    for m in names:
+        if m not in methods.names():
+            return fail(f"--method {m!r}: unknown method; expected one of "
+                        f"{', '.join(methods.names())}")
+    try:
+        df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
+                         data_dir=args.data_dir, progress=not args.json or args.progress,
+                         timeout=args.timeout, out=args.out,
+                         command="phd " + shlex.join(sys.argv[1:]))
+    except ValueError as exc:  # an unreadable --out file
+        return fail(str(exc))
+    failed = df[df["error"].notna()] if "error" in df else df.iloc[:0]
+    if args.json:
+        dump_json({"profile": args.profile, "out": args.out,
+                   "rows": [{k: (None if isinstance(v, float) and v != v else v)
+                             for k, v in r.items()} for r in df.to_dict(orient="records")]})
+    else:
+        cells = scale.per_cell(df)
+        print(cells.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        for _, r in failed.iterrows():
+            print(f"  {r['dataset']}/{r['method']}/{r['bits']}b: {r['error']}")
+        if args.out:
+            print(f"written to {args.out}")
+    return 1 if len(failed) else 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "scale",
+        help="cost of a reproduction: wall time, CPU time and peak memory per method and stage",
+        description=(
+            "Measure every (dataset, method, width) in a fresh process: the stages load, "
+            "split, train (the tuning grid where the profile tunes) and evaluate, with wall "
+            "time, CPU time and peak resident memory. With --out the sweep is written after "
+            "every cell and a rerun resumes it. The chapter 'Cost at scale' reads such a file."
+        ),
+    )
+    p.add_argument("--dataset", action="append", default=None,
+                   help="a dataset to measure (repeatable; default: "
+                        + ", ".join(DEFAULT_DATASETS) + ")")
+    p.add_argument("--method", action="append", default=None,
+                   help="a method to measure (repeatable; default: every method)")
+    p.add_argument("--bits", type=BITS, action="append", default=None,
+                   help="a code width (repeatable; default 32 and 64)")
+    p.add_argument("--profile", choices=["quick", "full"], default="quick",
+                   help="full: the paper's settings with tuning grids; quick: one fit each")
+    p.add_argument("--timeout", type=positive_float, default=None,
+                   help="seconds one cell may take before it is stopped and reported")
+    p.add_argument("--data-dir", default=None, help="where the rating files are")
+    p.add_argument("--out", default=None,
+                   help="JSON file for the sweep (written after every cell; resumed when present)")
+    p.add_argument("--progress", action="store_true", help="progress bars on stderr with --json")
+    add_json_flag(p)
+    p.set_defaults(func=_scale)

@@ -1,0 +1,75 @@
+"""Tables and figures of the chapter "Cost at scale" (:mod:`phdlib.scale` measures).
+
+``cells`` below is :func:`phdlib.scale.per_cell`'s frame: one row per
+(dataset, method, bits) with ``wall_s`` and ``cpu_s`` (seconds), ``peak_rss_mb``
+(MB) and ``users``, ``items``, ``ratings``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import scale
+from .style import COLORS, label
+
+#: Issue 14's targets for a one-seed reproduction of one dataset on this machine kind.
+TARGET_MINUTES = 60.0
+TARGET_GIB = 8.0
+
+
+def by_dataset(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset (smallest first): ratings, the summed wall time of every cell
+    (minutes: what a one-seed reproduction of these cells costs one process),
+    the largest peak memory (GiB) and whether each is within the targets."""
+    g = cells.groupby("dataset", sort=False).agg(
+        ratings=("ratings", "first"), cells=("method", "size"),
+        minutes=("wall_s", lambda s: s.sum() / 60), peak_gib=("peak_rss_mb", lambda s: s.max() / 1024))
+    g["within 60 min"] = g["minutes"] <= TARGET_MINUTES
+    g["within 8 GiB"] = g["peak_gib"] <= TARGET_GIB
+    return g.sort_values("ratings")
+
+
+def by_method(cells: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """One dataset's cells: wall minutes and peak GiB per method and width."""
+    d = cells[cells["dataset"] == dataset]
+    t = d.assign(method=d["method"].map(label), minutes=d["wall_s"] / 60,
+                 peak_gib=d["peak_rss_mb"] / 1024)
+    return t.pivot_table(index="method", columns="bits", values=["minutes", "peak_gib"])
+
+
+def plot_growth(cells: pd.DataFrame, y: str = "wall_s", bits: int = 64, ax=None,
+                title: str = ""):
+    """Log-log lines of ``y`` against the number of ratings, one per method at
+    ``bits``, labelled with the fitted growth exponent (:func:`phdlib.scale.growth`)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.2))
+    d = cells[cells["bits"] == bits].sort_values("ratings")
+    k = scale.growth(d, y=y).set_index("method")["exponent"]
+    scaleby = {"wall_s": 1.0, "cpu_s": 1.0, "peak_rss_mb": 1 / 1024}[y]
+    for m, g in d.groupby("method", sort=False):
+        ax.plot(g["ratings"], g[y] * scaleby, marker="o", color=COLORS.get(m),
+                label=f"{label(m)} (k = {k.get(m, np.nan):.2f})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("ratings")
+    ax.set_ylabel({"wall_s": "wall time (s)", "cpu_s": "CPU time (s)",
+                   "peak_rss_mb": "peak resident memory (GiB)"}[y])
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(True, which="both", alpha=0.3)
+    return ax
+
+
+def growth_findings(cells: pd.DataFrame, y: str = "wall_s") -> list[str]:
+    """Sentences on the fitted exponents: the fastest- and slowest-growing method."""
+    k = scale.growth(cells, y=y).dropna(subset=["exponent"])
+    if k.empty:
+        return ["Fewer than two dataset sizes were measured: no growth can be fitted."]
+    lo, hi = k.loc[k["exponent"].idxmin()], k.loc[k["exponent"].idxmax()]
+    what = {"wall_s": "wall time", "cpu_s": "CPU time", "peak_rss_mb": "peak memory"}[y]
+    return [f"{what.capitalize()} grows slowest for {label(lo['method'])} at {lo['bits']} bits "
+            f"(exponent {lo['exponent']:.2f}) and fastest for {label(hi['method'])} at "
+            f"{hi['bits']} bits (exponent {hi['exponent']:.2f}); an exponent of 1 is linear in "
+            f"the number of ratings."]
