@@ -72,7 +72,10 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
     ``shape_info``, such as a user count) go to ``extra``.
     """
     per_user, summary = evaluate_fitted(model, split, config["ties"], config.get("discount", "paper"))
-    extra = {"label": method.label, "ranks_by": method.ranks_by}
+    ds = split.dataset
+    extra = {"label": method.label, "ranks_by": method.ranks_by,
+             "data": {"split_seed": int(split.seed), "dataset_fingerprint": ds.fingerprint,
+                      "preprocessing": ds.preprocessing}}
     for k, v in model.info.items():
         if (isinstance(v, (Number, np.number, bool, np.bool_)) and k not in summary
                 and k not in model.shape_info):
@@ -82,7 +85,15 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
     return results.Run(method=method.name, dataset=split.dataset.name, bits=int(bits),
                        seed=int(seed), config=dict(config), metrics=summary, per_user=per_user,
                        fingerprint=split.fingerprint, wall_seconds=float(seconds),
-                       arrays=dict(model.arrays), log=model.log, extra=extra)
+                       arrays={**model.arrays, **_own_ids(ds)}, log=model.log, extra=extra)
+
+
+def _own_ids(ds) -> dict:
+    """A user's own file (:func:`phdlib.data.load_file`) cannot be found again by name, so
+    its runs keep the original ids (``user_ids``/``item_ids``, dense id -> original)."""
+    if ds.preprocessing.get("origin") != "file":
+        return {}
+    return {"user_ids": np.asarray(ds.user_ids), "item_ids": np.asarray(ds.item_ids)}
 
 
 def _grid_row(point: dict, r: results.Run) -> dict:

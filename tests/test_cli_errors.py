@@ -49,6 +49,12 @@ CASES = [
     (["book", "build", "--profile", "slow", "--chapter", "hamming", "--no-site"], "slow"),
     (["data", "fetch", "--dataset", "nosuch"], "nosuch"),
     (["data", "fetch", "--dataset", "yelp"], "yelp"),
+    (["scale", "--dataset", "nosuch"], "--dataset 'nosuch'"),
+    (["scale", "--method", "nosuch"], "--method 'nosuch'"),
+    (["scale", "--bits", "0"], "--bits"),
+    (["scale", "--timeout", "-1"], "--timeout"),
+    (["scale", "--dataset", "synthetic", "--method", "popularity", "--out", __file__],
+     "not a readable scale sweep"),
 ]
 
 

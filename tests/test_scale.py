@@ -30,3 +30,55 @@ def test_provenance_names_commit_date_machine_and_command():
 def test_a_cell_that_runs_out_of_time_is_reported():
     with pytest.raises(RuntimeError, match="timed out"):
         scale.measure("synthetic", "mf-als", 64, profile="full", timeout=0.5)
+
+
+def test_a_sweep_written_to_a_file_resumes_and_keeps_failed_cells_for_a_rerun(tmp_path, monkeypatch):
+    out = tmp_path / "s.json"
+    calls = []
+    real = scale.measure
+
+    def counting(d, m, b, *a, **k):
+        calls.append((d, m, b))
+        return real(d, m, b, *a, **k)
+
+    monkeypatch.setattr(scale, "measure", counting)
+    scale.sweep(["synthetic"], ["popularity", "no-such-method"], bits=(8,), out=out, timeout=300)
+    rec = scale.load(out)
+    assert rec["provenance"]["profile"] == "quick" and rec["provenance"]["commit"]
+    assert len(scale.per_cell(rec["rows"])) == 1          # the failed cell is not a measurement
+    calls.clear()
+    df = scale.sweep(["synthetic"], ["popularity", "no-such-method"], bits=(8,), out=out,
+                     timeout=300)
+    assert calls == [("synthetic", "no-such-method", 8)]  # measured cells are kept, failed rerun
+    assert set(df["method"]) == {"popularity", "no-such-method"}
+    calls.clear()
+    scale.sweep(["synthetic"], ["popularity"], bits=(8,), profile="full", out=out, timeout=300)
+    assert calls == [("synthetic", "popularity", 8)]      # another profile starts afresh
+
+
+def test_load_names_the_file_that_is_not_a_sweep(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"rows": []}')
+    with pytest.raises(ValueError, match="bad.json.*phd-scale"):
+        scale.load(bad)
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json: not a readable"):
+        scale.load(bad)
+
+
+def test_growth_recovers_a_planted_power_law():
+    import numpy as np
+    import pandas as pd
+
+    n = np.array([1e5, 1e6, 1e7])
+    cells = pd.concat([
+        pd.DataFrame({"dataset": ["a", "b", "c"], "method": "lin", "bits": 64, "ratings": n,
+                      "wall_s": 3e-5 * n}),
+        pd.DataFrame({"dataset": ["a", "b", "c"], "method": "quad", "bits": 64, "ratings": n,
+                      "wall_s": 1e-9 * n**2}),
+        pd.DataFrame({"dataset": ["a"], "method": "one", "bits": 64, "ratings": n[:1],
+                      "wall_s": [1.0]}),
+    ])
+    k = scale.growth(cells).set_index("method")["exponent"]
+    assert k["lin"] == pytest.approx(1.0) and k["quad"] == pytest.approx(2.0)
+    assert np.isnan(k["one"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail
+from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail, int_in
 
 
 def _overrides(args) -> dict:
@@ -33,7 +33,20 @@ def _train(args) -> int:
 
     try:
         overrides = _overrides(args)
-        split = data.load_split(args.dataset, seed=args.split_seed, data_dir=args.data_dir)
+        if args.ratings:
+            if args.dataset:
+                return fail("give --dataset or --ratings, not both")
+            if not args.columns or not args.scale:
+                return fail("--ratings needs --columns user=...,item=...,rating=...[,time=...] "
+                            "and --scale LOW,HIGH")
+            ds = data.load_file(args.ratings, args.columns, args.scale,
+                                min_ratings=args.min_ratings, sep=args.sep)
+            split = data.split_dataset(ds, seed=args.split_seed)
+        else:
+            if args.columns or args.scale or args.sep:
+                return fail("--columns, --scale and --sep go with --ratings FILE")
+            split = data.load_split(args.dataset or "ml-1m", seed=args.split_seed,
+                                    data_dir=args.data_dir)
         run = training.run(args.method, split, args.bits, seed=args.seed, overrides=overrides,
                           reuse=not args.no_cache, progress=not args.json and sys.stderr.isatty() or args.progress)
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
@@ -58,7 +71,18 @@ def register(sub) -> None:
 
     p = sub.add_parser("train", help="train and evaluate a method (results go to the store)")
     p.add_argument("--method", required=True, choices=sorted(REGISTRY))
-    p.add_argument("--dataset", default="ml-1m")
+    p.add_argument("--dataset", default=None, help="a named dataset (default ml-1m)")
+    p.add_argument("--ratings", metavar="FILE", default=None,
+                   help="your own ratings instead: a CSV, TSV or Parquet file with a header")
+    p.add_argument("--columns", metavar="MAP", default=None,
+                   help="with --ratings: user=COL,item=COL,rating=COL[,time=COL]")
+    p.add_argument("--scale", metavar="LOW,HIGH", default=None,
+                   help="with --ratings: the rating scale, e.g. 1,5 (a rating outside it is an error)")
+    p.add_argument("--sep", default=None,
+                   help="with --ratings: the field separator (default from the suffix: "
+                        ".csv comma, .tsv tab; .parquet is Parquet)")
+    p.add_argument("--min-ratings", type=int_in(0), default=10,
+                   help="with --ratings: drop items, then users, with fewer ratings (default 10)")
     p.add_argument("--bits", type=BITS, default=64)
     p.add_argument("--seed", type=SEED, default=0, help="seed of the model's randomness")
     p.add_argument("--split-seed", type=SEED, default=0, help="seed of the train/valid/test split")

@@ -46,7 +46,7 @@ __all__ = [
     "DataError", "DataFormatError", "DataNotFoundError", "FingerprintMismatch",
     "FORMATS", "RawRatings", "read_ratings", "content_fingerprint", "SOURCES",
     "PAPER_DATASETS", "cache_dir", "fetch", "locate", "split_sizes", "names",
-    "prepare", "available",
+    "prepare", "available", "load_file",
 ]
 
 SYNTHETIC = "synthetic"
@@ -267,6 +267,31 @@ def _load_synthetic(min_ratings=10, filtering="once", cache=True, _name=SYNTHETI
                 "item_codes": truth["item_codes"][ds.item_ids], "bits": truth["bits"]}
     if cache:
         _save_dataset(ds, key)
+    return ds
+
+
+def load_file(path, columns, scale, min_ratings: int = 10, filtering: str = "once",
+              sep: str | None = None, name: str | None = None) -> Dataset:
+    """Your own ratings file (CSV, TSV or Parquet) as a :class:`Dataset`.
+
+    ``columns``: role -> column name (``user``, ``item``, ``rating``, optional
+    ``time``) or the text ``"user=a,item=b,rating=c"``; ``scale``: (low, high)
+    or ``"1,5"``. Preprocessed as the named datasets are
+    (:mod:`phdlib.data.own`); named ``file-<stem>`` unless ``name`` is given.
+    Not cached: the file is read each time.
+    """
+    from . import own
+
+    cols = own.parse_columns(columns) if isinstance(columns, str) else dict(columns)
+    if not set(own.REQUIRED) <= set(cols) or not set(cols) <= set(own.ROLES):
+        raise ValueError(f"columns {cols}: expected the roles user, item, rating (and time)")
+    lo, hi = own.parse_scale(scale) if isinstance(scale, str) else (float(scale[0]), float(scale[1]))
+    if not lo < hi:
+        raise ValueError(f"scale {scale!r}: expected LOW < HIGH")
+    raw = own.read_file(path, cols, (lo, hi), sep)
+    nm = name or own.dataset_name(path)
+    ds = prepare(raw, nm, min_ratings, filtering, False, scale=(lo, hi))
+    ds.preprocessing = {**ds.preprocessing, "origin": "file", "columns": cols, "scale": [lo, hi]}
     return ds
 
 

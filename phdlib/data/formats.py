@@ -150,7 +150,7 @@ def _check_ratings(path, text: pa.Array, scale, step, header, rows_to_line=None,
         return values.astype(np.float64, copy=False)
     ok = in_scale(values)
     _check_rows(path, None, pa.array(ok), header,
-                f"{what} outside the dataset's scale (expected {lo:g}..{hi:g} in steps of {step:g})",
+                f"{what} outside the dataset's scale (expected {lo:g}..{hi:g}" + (f" in steps of {step:g})" if step else ")"),
                 rows_to_line)
     return values.astype(np.float64, copy=False)
 

@@ -1,0 +1,114 @@
+"""``phd export`` (a trained run's codes to one .npz) and ``phd recommend`` (top-k from it)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._common import add_json_flag, dump_json, error_message, fail, int_in
+
+
+def _export(args) -> int:
+    from .. import export, results
+
+    try:
+        path = export.export_run(args.run, args.out)
+        codes = export.load_codes(path)
+    except (results.CorruptRun, ValueError, KeyError, FileNotFoundError) as exc:
+        return fail(error_message(exc))
+    out = {"out": str(path), "users": len(codes.user_ids), "items": len(codes.item_ids),
+           "bits": codes.bits, "distance": codes.distance, "provenance": codes.provenance}
+    if args.json:
+        dump_json(out)
+    else:
+        print(f"{codes.provenance['method']} codes ({codes.bits} bits, ranked by "
+              f"{codes.distance}) of {out['users']} users and {out['items']} items written "
+              f"to {path}")
+    return 0
+
+
+def _read_users(args) -> list[str]:
+    users = list(args.user or [])
+    if args.users:
+        p = Path(args.users)
+        if not p.is_file():
+            raise FileNotFoundError(f"--users {p}: file not found (expected one user id a line)")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"--users {p}: not UTF-8 text (expected one user id a line)") from None
+        users += [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not users:
+        raise ValueError("give --user ID (repeatable) or --users FILE (one id a line)")
+    return users
+
+
+def _seen(args, codes) -> dict:
+    """user id (text) -> item ids (text) of the --exclude-seen ratings file."""
+    if not args.exclude_seen:
+        return {}
+    from ..data import own
+
+    cols = own.parse_columns(args.columns) if args.columns else codes.provenance.get("columns")
+    if not cols:
+        raise ValueError("--exclude-seen needs --columns user=...,item=... (the codes do not "
+                         "record the columns of a ratings file)")
+    cols = {r: c for r, c in cols.items() if r in ("user", "item")}
+    path = Path(args.exclude_seen)
+    if not path.is_file():
+        raise FileNotFoundError(f"--exclude-seen {path}: file not found")
+    table, _ = own._table(path, cols, args.sep)
+    u = table.column(cols["user"]).cast("string").to_pylist()
+    i = table.column(cols["item"]).cast("string").to_pylist()
+    out: dict = {}
+    for a, b in zip(u, i):
+        out.setdefault(a, []).append(b)
+    return out
+
+
+def _recommend(args) -> int:
+    from .. import export
+
+    try:
+        codes = export.load_codes(args.codes)
+        users = _read_users(args)
+        recs = export.recommend(codes, users, k=args.k, exclude=_seen(args, codes))
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        return fail(error_message(exc))
+    if args.json:
+        dump_json({"codes": str(args.codes), "distance": codes.distance, "k": args.k,
+                   "users": recs})
+    else:
+        for r in recs:
+            pairs = ", ".join(f"{i} ({d})" for i, d in zip(r["items"], r["distances"]))
+            print(f"{r['user']}: {pairs}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("export", help="write a trained run's codes and ids to one .npz file",
+                       description="Write the codes of a stored code run (the PATH `phd train "
+                                   "--json` prints) with the original user and item ids, the "
+                                   "width, the distance and the provenance to one .npz "
+                                   "(documented in phdlib.export).")
+    p.add_argument("--run", required=True, metavar="PATH", help="a stored run's folder")
+    p.add_argument("--out", required=True, metavar="FILE.npz")
+    add_json_flag(p)
+    p.set_defaults(func=_export)
+
+    p = sub.add_parser("recommend", help="top-k items for users from an exported codes file",
+                       description="Rank every item for each user by the codes' distance "
+                                   "(PHD or Hamming; exact, through phdlib.search.BinaryIndex), "
+                                   "nearest first, ties in item order.")
+    p.add_argument("--codes", required=True, metavar="FILE.npz", help="written by phd export")
+    p.add_argument("--user", action="append", default=None, metavar="ID",
+                   help="a user id (repeatable)")
+    p.add_argument("--users", default=None, metavar="FILE", help="a file of user ids, one a line")
+    p.add_argument("--k", type=int_in(1), default=10, help="items per user (default 10)")
+    p.add_argument("--exclude-seen", default=None, metavar="RATINGS",
+                   help="a ratings file (CSV, TSV, Parquet with a header): leave out the items "
+                        "each user has rated")
+    p.add_argument("--columns", default=None, metavar="MAP",
+                   help="with --exclude-seen: user=COL,item=COL (default: the columns the codes "
+                        "were trained from)")
+    p.add_argument("--sep", default=None, help="with --exclude-seen: the field separator")
+    add_json_flag(p)
+    p.set_defaults(func=_recommend)

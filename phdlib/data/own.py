@@ -1,0 +1,205 @@
+"""Your own ratings: any CSV, TSV or Parquet file, with a column mapping and a rating scale.
+
+::
+
+    ds = load_file("ratings.csv", {"user": "customer", "item": "sku", "rating": "stars"},
+                   scale=(1, 5))
+    split = split_dataset(ds, seed=0)
+
+The file goes through the same steps as the named datasets (the first rating
+of a repeated (user, item) kept, users and items with fewer than
+``min_ratings`` ratings removed, re-indexed; the content fingerprint over
+``user::item::rating`` lines), and every malformed row is an error naming the
+file, the line (CSV/TSV: the line number in the file, header included;
+Parquet: the row number), the column and what was expected. Ids may be any
+strings (CSV/TSV ids are read as text and kept as text) or, in Parquet,
+integers; ``Dataset.user_ids[k]`` / ``item_ids[k]`` map the new dense ids back.
+
+The dataset is named ``file-<stem>`` after the file, and its preprocessing
+records the column mapping and the scale (so they are part of the split's
+fingerprint and of every run's key).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import DataError, DataFormatError, DataNotFoundError
+from .formats import RawRatings, _check_ratings, _check_rows, _encode, content_fingerprint
+
+#: The roles a column can play; ``time`` is optional.
+ROLES = ("user", "item", "rating", "time")
+REQUIRED = ("user", "item", "rating")
+#: File suffixes and how they are read.
+SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".parquet": None, ".pq": None}
+
+
+def parse_columns(text: str) -> dict[str, str]:
+    """``"user=a,item=b,rating=c[,time=d]"`` -> ``{"user": "a", ...}``; ``ValueError`` naming
+    the part that is wrong."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in str(text).split(","))):
+        role, eq, col = part.partition("=")
+        role, col = role.strip(), col.strip()
+        if not eq or not col:
+            raise ValueError(f"--columns: {part!r} is not ROLE=COLUMN (e.g. user=userId)")
+        if role not in ROLES:
+            raise ValueError(f"--columns: unknown role {role!r}; expected {', '.join(ROLES)}")
+        if role in out:
+            raise ValueError(f"--columns: role {role!r} given twice")
+        out[role] = col
+    missing = [r for r in REQUIRED if r not in out]
+    if missing:
+        raise ValueError(f"--columns: no column for {', '.join(missing)} "
+                         f"(expected user=...,item=...,rating=...[,time=...])")
+    return out
+
+
+def parse_scale(text: str) -> tuple[float, float]:
+    """``"1,5"`` -> ``(1.0, 5.0)``; ``ValueError`` unless two finite numbers, low < high."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"--scale {text!r}: expected LOW,HIGH such as 1,5") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"--scale {text!r}: expected two finite numbers with LOW < HIGH")
+    return lo, hi
+
+
+def dataset_name(path) -> str:
+    """``file-<stem>``: the file's stem, lower case, other than ``[a-z0-9_-]`` as ``-``."""
+    stem = re.sub(r"[^a-z0-9_-]+", "-", Path(path).stem.lower()).strip("-_") or "ratings"
+    return f"file-{stem[:60]}"
+
+
+def _table(path: Path, columns: dict, sep: str | None):
+    wanted = list(dict.fromkeys(columns.values()))
+    suffix = path.suffix.lower()
+    if sep is None and suffix not in SUFFIXES:
+        raise DataError(f"{path}: unknown file type {suffix!r}; expected one of "
+                        f"{', '.join(SUFFIXES)} (or give the separator)")
+    if sep is None and SUFFIXES[suffix] is None:
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+        _check_present(path, wanted, schema.names)
+        return pq.read_table(path, columns=wanted), True
+    import pyarrow.csv as pacsv
+
+    delim = sep or SUFFIXES[suffix]
+    try:
+        with open(path, "rb") as f:
+            first = f.readline().decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise DataFormatError(path, 1, "", "the header line is not UTF-8 text") from None
+    import csv
+
+    names = next(csv.reader([first], delimiter=delim), [])
+    _check_present(path, wanted, names)
+    try:
+        t = pacsv.read_csv(
+            path, parse_options=pacsv.ParseOptions(delimiter=delim),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=wanted, column_types={c: pa.string() for c in wanted},
+                strings_can_be_null=False))
+    except pa.ArrowInvalid as exc:
+        m = re.search(r"[Rr]ow #?(\d+)", str(exc))
+        lineno = int(m.group(1)) if m else 0
+        raise DataFormatError(path, lineno, "", f"unreadable row ({' '.join(str(exc).split())})") \
+            from None
+    return t, False
+
+
+def _check_present(path, wanted, names) -> None:
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise DataError(f"{path}: no column {', '.join(map(repr, missing))}; the file has "
+                        f"{', '.join(map(repr, names)) or 'no columns'}")
+
+
+def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
+    """Read ``path`` with ``columns`` (role -> column name) and ``scale`` (low, high).
+
+    Returns :class:`~phdlib.data.formats.RawRatings` whose ids are the file's
+    (strings for CSV/TSV). Raises :class:`DataFormatError` naming the line (row)
+    and column of the first bad value, :class:`DataError` for a missing column
+    or an unreadable file, :class:`DataNotFoundError` when there is no file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"rating file not found: {path}")
+    if path.stat().st_size == 0:
+        raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
+    table, parquet = _table(path, columns, sep)
+    if table.num_rows == 0:
+        raise DataFormatError(path, 2, "", "no rating rows after the header")
+    header = 0 if parquet else 1
+
+    def rows_to_line(row):
+        if not parquet:
+            from .lines import line_at
+
+            return row + 2, line_at(path, row + 2)
+        vals = {r: table.column(c)[row].as_py() for r, c in columns.items()}
+        return row + 1, f"(Parquet row {row + 1}) {vals}"
+
+    def text(role):
+        arr = table.column(columns[role]).combine_chunks()
+        what = f"{role} column {columns[role]!r}"
+        _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
+        if not (pa.types.is_integer(arr.type) or pa.types.is_string(arr.type)
+                or pa.types.is_large_string(arr.type) or role == "rating"):
+            raise DataError(f"{path}: {what} has type {arr.type}; expected text or integers")
+        s = arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string())
+        if role in ("user", "item"):
+            _check_rows(path, s, pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(s)), 0),
+                        header, f"{what} is empty", rows_to_line)
+        return arr, s
+
+    u_arr, u_text = text("user")
+    i_arr, i_text = text("item")
+    _, r_text = text("rating")
+    rating = _check_ratings(path, r_text, scale, 0.0, header, rows_to_line,
+                            what=f"rating (column {columns['rating']!r})")
+    stamp = _times(path, table, columns, header, rows_to_line) if "time" in columns else None
+    user, user_ids = _encode(u_arr if pa.types.is_integer(u_arr.type) else u_text)
+    item, item_ids = _encode(i_arr if pa.types.is_integer(i_arr.type) else i_text)
+    fp = content_fingerprint(u_text, i_text, r_text)
+    return RawRatings(path, "parquet" if parquet else "delimited", user, item,
+                      user_ids.astype(str) if user_ids.dtype == object else user_ids,
+                      item_ids.astype(str) if item_ids.dtype == object else item_ids,
+                      rating, stamp, fp)
+
+
+def _times(path, table, columns, header, rows_to_line) -> np.ndarray:
+    """The time column as int64 (integers as given; dates and date-times as seconds)."""
+    arr = table.column(columns["time"]).combine_chunks()
+    what = f"time column {columns['time']!r}"
+    _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
+    if pa.types.is_integer(arr.type):
+        return arr.to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_timestamp(arr.type) or pa.types.is_date(arr.type):
+        return pc.cast(pc.cast(arr, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
+    s = arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string())
+    integer = pc.match_substring_regex(s, r"^-?\d+$")
+    date = pc.match_substring_regex(s, r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
+    # the first row decides which the column holds; a row of the other kind is an error
+    ints = bool(integer[0].as_py())
+    _check_rows(path, s, integer if ints else date, header,
+                f"{what} is neither an integer nor a date (expected "
+                + ("seconds since 1970 like the first row" if ints else
+                   "YYYY-MM-DD[ HH:MM:SS] like the first row") + ")", rows_to_line)
+    if ints:
+        return pc.cast(s, pa.int64()).to_numpy(zero_copy_only=False)
+    try:
+        return pc.cast(pc.cast(s, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise DataError(f"{path}: {what}: unreadable dates") from None

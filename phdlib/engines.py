@@ -1,0 +1,197 @@
+"""PHD (or Hamming) top-k in engines that only know the Hamming distance: faiss, Milvus.
+
+Every class here has the interface of :class:`phdlib.search.BinaryIndex`::
+
+    index = FaissIndex(bits, metric="phd", kind="flat")   # or "hnsw", "ivf"
+    index.add(item_codes)             # uint64 (n, ceil(m/64)), this library's packing
+    distances, ids = index.search(user_codes, k)
+
+For ``metric="phd"`` the codes are padded (:mod:`phdlib.padding`) so that the
+engine's Hamming distance is ``2 PHD + m - |u|``; the answer is mapped back to
+PHD. Answers are sorted by (distance, id) like ``BinaryIndex``'s. An exact
+engine (faiss ``IndexBinaryFlat``, Milvus ``BIN_FLAT``) then returns exactly
+``BinaryIndex``'s top-k, ties included: items tied with the ``k``-th at the
+cut are fetched by asking the engine for more until the last distance is
+beyond the ``k``-th, so the ``k`` kept are the smallest ids (``exact_ties=True``). HNSW and IVF are approximate: their recall is measured
+(:mod:`phdlib.bench.serving`), never assumed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import padding
+from .codes import _check_width, n_words
+
+MISSING_DISTANCE = np.iinfo(np.int32).max
+#: The most results Milvus returns for one query.
+MILVUS_MAX_K = 16_384
+
+
+def _words(codes, m: int, what: str) -> np.ndarray:
+    from .search import _as_words
+
+    return _as_words(codes, m, what)
+
+
+def _canonical(dist: np.ndarray, ids: np.ndarray, k: int):
+    """Each row sorted by (distance, id), missing slots (id < 0) last, cut to ``k``."""
+    d = np.where(ids < 0, np.iinfo(np.int64).max, dist.astype(np.int64))
+    order = np.lexsort((np.where(ids < 0, np.iinfo(np.int64).max, ids), d), axis=-1)
+    d = np.take_along_axis(d, order, axis=1)[:, :k]
+    i = np.take_along_axis(ids.astype(np.int64), order, axis=1)[:, :k]
+    return np.where(i < 0, MISSING_DISTANCE, d).astype(np.int32), i
+
+
+class _Padded:
+    """Shared part: padding, mapping back, canonical order."""
+
+    def __init__(self, bits: int, metric: str = "phd"):
+        if metric not in ("phd", "hamming"):
+            raise ValueError(f"metric must be 'phd' or 'hamming', got {metric!r}")
+        self.m = _check_width(bits)
+        self.metric = metric
+        self.ntotal = 0
+        # the engine's code width in bits (bytes * 8)
+        self.d = 8 * (padding.padded_bytes(self.m) if metric == "phd" else n_words(self.m) * 8)
+
+    def _items(self, codes) -> np.ndarray:
+        w = _words(codes, self.m, f"{type(self).__name__}.add")
+        return padding.pad_items(w, self.m) if self.metric == "phd" else \
+            np.ascontiguousarray(w).view(np.uint8)
+
+    def _queries(self, codes):
+        w = _words(codes, self.m, f"{type(self).__name__}.search")
+        if self.metric == "phd":
+            return padding.pad_users(w, self.m), padding.popcounts(w, self.m)
+        return np.ascontiguousarray(w).view(np.uint8), None
+
+    def _back(self, h: np.ndarray, ids: np.ndarray, pops) -> np.ndarray:
+        if self.metric == "hamming":
+            return h
+        out = np.full(h.shape, MISSING_DISTANCE, dtype=np.int64)
+        ok = ids >= 0
+        twice = h.astype(np.int64) - self.m + pops[:, None]
+        if (twice[ok] % 2).any() or (twice[ok] < 0).any():
+            raise RuntimeError("the engine returned distances that are not padded PHDs")
+        out[ok] = twice[ok] // 2
+        return out
+
+    def _with_ties(self, raw, q: np.ndarray, k: int, cap: int):
+        """``raw(q, kk)`` with ``kk`` grown from ``k`` until every row's last distance is
+        beyond its ``k``-th (so every item tied with the ``k``-th is in), or ``kk = cap``."""
+        h, ids = raw(q, k)
+        kk = k
+        while self.exact_ties and len(q) and kk < cap and \
+                not (h[:, -1] > h[:, k - 1]).all():
+            kk = min(2 * kk + 16, cap)
+            h, ids = raw(q, kk)
+        return h, ids
+
+    def __len__(self) -> int:
+        return self.ntotal
+
+
+class FaissIndex(_Padded):
+    """faiss binary index over padded codes: ``kind`` ``"flat"`` (exact),
+    ``"hnsw"`` (graph, ``M`` links, ``ef_search``) or ``"ivf"`` (``nlist`` lists,
+    ``nprobe`` probed; trained on the first ``add``)."""
+
+    def __init__(self, bits: int, metric: str = "phd", kind: str = "flat", M: int = 32,
+                 ef_search: int = 64, nlist: int = 1024, nprobe: int = 16,
+                 exact_ties: bool | None = None):
+        import faiss
+
+        super().__init__(bits, metric)
+        if kind == "flat":
+            self.index = faiss.IndexBinaryFlat(self.d)
+        elif kind == "hnsw":
+            self.index = faiss.IndexBinaryHNSW(self.d, int(M))
+            self.index.hnsw.efSearch = int(ef_search)
+        elif kind == "ivf":
+            self.quantizer = faiss.IndexBinaryFlat(self.d)
+            self.index = faiss.IndexBinaryIVF(self.quantizer, self.d, int(nlist))
+            self.index.nprobe = int(nprobe)
+        else:
+            raise ValueError(f"kind must be 'flat', 'hnsw' or 'ivf', got {kind!r}")
+        # completing ties is what makes the exact scan equal BinaryIndex; an approximate
+        # index is measured as the engine answers
+        self.kind = kind
+        self.exact_ties = kind == "flat" if exact_ties is None else bool(exact_ties)
+
+    def add(self, codes) -> None:
+        x = self._items(codes)
+        if self.kind == "ivf" and not self.index.is_trained:
+            if len(x) < self.index.nlist:
+                raise ValueError(f"IVF with nlist={self.index.nlist} needs at least that many "
+                                 f"codes to train, got {len(x)}")
+            self.index.train(x)
+        self.index.add(x)
+        self.ntotal += len(x)
+
+    def search(self, queries, k: int):
+        """``(distances int32 (q, k), ids int64 (q, k))`` in PHD (or Hamming) units."""
+        q, pops = self._queries(queries)
+        k = int(k)
+        h, ids = self._with_ties(lambda x, kk: self.index.search(x, kk), q, k, self.ntotal)
+        return _canonical(self._back(h, ids, pops), ids, k)
+
+    def memory_bytes(self) -> int:
+        """Bytes of the serialised index (codes, graph or lists)."""
+        import faiss
+
+        return int(faiss.serialize_index_binary(self.index).size)
+
+
+class MilvusIndex(_Padded):
+    """A Milvus collection of padded codes (``BINARY_VECTOR``, ``BIN_FLAT``, ``HAMMING``).
+
+    ``uri``: a local file (Milvus Lite, embedded: ``"./codes.db"``) or a server
+    or cluster (``"http://host:19530"``, with ``token``); the client code is the
+    same. Ids are the positions in the order of ``add``. Milvus returns at most
+    16,384 results a query.
+    """
+
+    def __init__(self, bits: int, uri: str, collection: str = "phd_codes",
+                 metric: str = "phd", token: str | None = None, exact_ties: bool = True):
+        from pymilvus import DataType, MilvusClient
+
+        super().__init__(bits, metric)
+        self.client = MilvusClient(uri, **({"token": token} if token else {}))
+        self.collection = collection
+        if self.client.has_collection(collection):
+            self.client.drop_collection(collection)
+        schema = MilvusClient.create_schema(auto_id=False)
+        schema.add_field("id", DataType.INT64, is_primary=True)
+        schema.add_field("code", DataType.BINARY_VECTOR, dim=self.d)
+        params = self.client.prepare_index_params()
+        params.add_index(field_name="code", index_type="BIN_FLAT", metric_type="HAMMING")
+        self.client.create_collection(collection, schema=schema, index_params=params)
+        self.exact_ties = exact_ties
+
+    def add(self, codes, batch: int = 10_000) -> None:
+        x = self._items(codes)
+        for a in range(0, len(x), batch):
+            rows = [{"id": self.ntotal + a + j, "code": x[a + j].tobytes()}
+                    for j in range(min(batch, len(x) - a))]
+            self.client.insert(self.collection, rows)
+        self.ntotal += len(x)
+        self.client.load_collection(self.collection)
+
+    def _raw(self, q: np.ndarray, k: int):
+        res = self.client.search(self.collection, data=[r.tobytes() for r in q], limit=k,
+                                 search_params={"metric_type": "HAMMING"}, anns_field="code")
+        h = np.full((len(q), k), -1, dtype=np.int64)
+        ids = np.full((len(q), k), -1, dtype=np.int64)
+        for a, hits in enumerate(res):
+            for j, hit in enumerate(hits):
+                h[a, j], ids[a, j] = int(round(hit["distance"])), int(hit["id"])
+        return h, ids
+
+    def search(self, queries, k: int):
+        """``(distances int32 (q, k), ids int64 (q, k))`` in PHD (or Hamming) units."""
+        q, pops = self._queries(queries)
+        k = int(k)
+        if not 1 <= k <= MILVUS_MAX_K:
+            raise ValueError(f"k={k}: Milvus answers 1..{MILVUS_MAX_K} results a query")
+        h, ids = self._with_ties(self._raw, q, k, min(self.ntotal, MILVUS_MAX_K))
+        return _canonical(self._back(h, ids, pops), ids, k)

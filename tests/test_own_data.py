@@ -1,0 +1,116 @@
+"""Your own ratings file: CSV, TSV, Parquet with a column mapping; errors that locate."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phdlib import data
+from phdlib.cli import main
+from phdlib.data import own
+
+COLS = "user=customer,item=sku,rating=stars,time=ts"
+
+
+@pytest.fixture()
+def frame():
+    rng = np.random.default_rng(0)
+    n = 5000
+    return pd.DataFrame({"customer": [f"cust {x}" for x in rng.integers(0, 80, n)],
+                         "sku": [f"S{x}" for x in rng.integers(0, 60, n)],
+                         "stars": rng.integers(1, 6, n), "ts": rng.integers(0, 10**9, n)})
+
+
+def test_csv_tsv_and_parquet_give_one_dataset_with_the_original_string_ids(frame, tmp_path):
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    frame.to_csv(tmp_path / "r.tsv", index=False, sep="\t")
+    frame.to_parquet(tmp_path / "r.parquet")
+    got = [data.load_file(tmp_path / f, COLS, "1,5") for f in ("r.csv", "r.tsv", "r.parquet")]
+    assert len({d.fingerprint for d in got}) == 1
+    assert len({data.split_dataset(d, 0).fingerprint for d in got}) == 1
+    ds = got[0]
+    assert ds.name == "file-r" and ds.user_ids.dtype.kind == "U"
+    # every kept rating maps back to a row of the file
+    rows = set(zip(frame["customer"], frame["sku"]))
+    r = ds.ratings
+    assert all((ds.user_ids[u], ds.item_ids[i]) in rows for u, i in zip(r.user[:500], r.item[:500]))
+    # the first rating (by time) of a repeated pair is the one kept
+    f = frame.sort_values("ts", kind="stable").drop_duplicates(["customer", "sku"])
+    counts_i = f["sku"].value_counts()
+    f = f[f["sku"].isin(counts_i[counts_i >= 10].index)]
+    counts_u = f["customer"].value_counts()
+    f = f[f["customer"].isin(counts_u[counts_u >= 10].index)]
+    assert ds.n_ratings == len(f)
+
+
+def test_the_mapping_and_scale_are_part_of_the_fingerprint(frame, tmp_path):
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    a = data.split_dataset(data.load_file(tmp_path / "r.csv", COLS, "1,5"), 0)
+    b = data.split_dataset(data.load_file(tmp_path / "r.csv", COLS, "0,5"), 0)
+    assert a.fingerprint != b.fingerprint
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda f: f.assign(stars=f["stars"].where(f.index != 41, 9)), r"line 43: rating .*1\.\.5"),
+    (lambda f: f.assign(stars=f["stars"].astype(str).where(f.index != 7, "x")),
+     "line 9: rating .* not a number"),
+    (lambda f: f.assign(customer=f["customer"].where(f.index != 3, "")), "line 5: user column"),
+    (lambda f: f.assign(ts=f["ts"].astype(str).where(f.index != 5, "yesterday")),
+     "line 7: time column 'ts' is neither"),
+])
+def test_a_bad_row_is_named_by_its_line(frame, tmp_path, edit, match):
+    edit(frame).to_csv(tmp_path / "r.csv", index=False)
+    with pytest.raises(data.DataFormatError, match=match):
+        data.load_file(tmp_path / "r.csv", COLS, "1,5")
+
+
+def test_parquet_rows_are_named_by_row(frame, tmp_path):
+    frame.assign(stars=frame["stars"].where(frame.index != 10, 0)).to_parquet(tmp_path / "r.pq")
+    with pytest.raises(data.DataFormatError, match="Parquet row 11"):
+        data.load_file(tmp_path / "r.pq", COLS, "1,5")
+
+
+def test_dates_are_accepted_as_times(frame, tmp_path):
+    f = frame.assign(ts=pd.to_datetime(frame["ts"], unit="s").dt.strftime("%Y-%m-%d %H:%M:%S"))
+    f.to_csv(tmp_path / "r.csv", index=False)
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    assert data.load_file(tmp_path / "r.csv", COLS, "1,5").n_ratings == \
+        data.load_file(tmp_path / "s.csv", COLS, "1,5").n_ratings
+
+
+@pytest.mark.parametrize("columns,scale,match", [
+    ("user=customer,item=sku", "1,5", "no column for rating"),
+    ("user=customer,item=sku,rating=stars,color=x", "1,5", "unknown role 'color'"),
+    ("user=customer,item=sku,rating", "1,5", "not ROLE=COLUMN"),
+    ("user=customer,item=nope,rating=stars", "1,5", "no column 'nope'; the file has"),
+    (COLS, "5,1", "LOW < HIGH"),
+    (COLS, "one,five", "expected LOW,HIGH"),
+])
+def test_bad_mappings_and_scales_say_what_was_expected(frame, tmp_path, columns, scale, match):
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    with pytest.raises(ValueError, match=match):
+        data.load_file(tmp_path / "r.csv", columns, scale)
+
+
+def test_unknown_suffix_and_empty_file(tmp_path):
+    (tmp_path / "r.xlsx").write_text("a")
+    with pytest.raises(data.DataError, match="unknown file type '.xlsx'"):
+        data.load_file(tmp_path / "r.xlsx", COLS, "1,5")
+    (tmp_path / "e.csv").write_text("")
+    with pytest.raises(data.DataFormatError, match="empty"):
+        data.load_file(tmp_path / "e.csv", COLS, "1,5")
+    assert own.dataset_name("My Ratings (2024).CSV") == "file-my-ratings-2024"
+
+
+@pytest.mark.parametrize("extra,fragment", [
+    (["--columns", "user=customer,item=sku,rating=stars"], "--scale"),
+    (["--columns", "user=a,item=b,rating=c", "--scale", "1,5"], "no column 'a'"),
+    (["--columns", COLS, "--scale", "1,5", "--dataset", "ml-1m"], "not both"),
+])
+def test_cli_errors_for_own_files_are_one_line(frame, tmp_path, capsys, monkeypatch, extra,
+                                               fragment):
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "res"))
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    code = main(["train", "--method", "popularity", "--ratings", str(tmp_path / "r.csv"), *extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("phd: error: ") and fragment in err[0]
