@@ -25,6 +25,42 @@ def _bench_train(args, log) -> int:
     return 0
 
 
+def _bench_serving(args, log) -> int:
+    from ..bench import serving
+    from ..scale import provenance
+
+    try:
+        if args.codes:
+            from .. import export
+
+            codes = export.load_codes(args.codes)
+            if codes.distance != "phd":
+                return fail(f"--codes {args.codes}: these codes rank by {codes.distance}; the "
+                            f"serving benchmark measures PHD codes")
+            users, items, bits = codes.user_codes[:args.queries], codes.item_codes, codes.bits
+            source = {"codes": str(args.codes), "provenance": codes.provenance}
+        else:
+            bits = args.bits or 64
+            users, items = serving.synthetic_codes(args.items, args.queries, bits, seed=args.seed)
+            source = {"synthetic": {"items": args.items, "queries": args.queries,
+                                    "seed": args.seed}}
+        df = serving.run(users, items, bits, k=args.k, repeats=args.repeats or 3, log=log)
+    except (ValueError, KeyError, FileNotFoundError, MemoryError) as exc:
+        return fail(str(exc))
+    res = {"format": "phd-serving", "version": 1,
+           "provenance": {**provenance("phd " + " ".join(sys.argv[1:])), **source},
+           "rows": df.to_dict(orient="records")}
+    if args.out:
+        from ..io import write_json
+
+        write_json(args.out, res)
+    if args.json:
+        dump_json(res)
+    else:
+        print(df.to_string(index=False, float_format=lambda v: f"{v:,.4g}"))
+    return 0
+
+
 def _bench(args) -> int:
     from .. import bench
 
@@ -32,6 +68,8 @@ def _bench(args) -> int:
         lambda *a: print(*a, file=sys.stderr, flush=True))
     if args.train:
         return _bench_train(args, log)
+    if args.serving:
+        return _bench_serving(args, log)
     try:
         res = bench.run(n=args.n, threads=args.threads, profile=args.profile,
                         repeats=args.repeats, seed=args.seed, n_topk=args.n_topk, ip_n=args.ip_n,
@@ -78,6 +116,19 @@ def register(sub) -> None:
                         "and Amazon's shapes, 32 and 64 bits")
     p.add_argument("--shape", action="append", choices=["ml-1m", "amazon"], default=None,
                    help="with --train: a shape to measure (repeatable; default both)")
+    p.add_argument("--serving", action="store_true",
+                   help="instead: PHD top-k served by BinaryIndex, faiss (flat, HNSW, IVF on "
+                        "padded codes) and Milvus Lite: recall@k against queries per second, "
+                        "memory and build time")
+    p.add_argument("--items", type=int_in(1), default=1_000_000,
+                   help="with --serving: synthetic item codes (default 1,000,000)")
+    p.add_argument("--queries", type=int_in(1), default=1000,
+                   help="with --serving: query (user) codes (default 1000)")
+    p.add_argument("--bits", type=int_in(1, 1024), default=None,
+                   help="with --serving: code width of synthetic codes (default 64)")
+    p.add_argument("--codes", default=None, metavar="FILE.npz",
+                   help="with --serving: trained codes from phd export instead of synthetic ones")
+    p.add_argument("--k", type=int_in(1, 16_384), default=10, help="with --serving: top-k (default 10)")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr")

@@ -1,0 +1,157 @@
+"""Recall against queries per second for serving PHD codes (``phd bench --serving``).
+
+One run measures, on one set of item codes and query (user) codes:
+
+- ``binaryindex``: :class:`phdlib.search.BinaryIndex` with ``metric="phd"``,
+  the exact scan on the plain codes (the reference for recall);
+- ``faiss-flat``: faiss ``IndexBinaryFlat`` on the padded codes (exact);
+- ``faiss-hnsw``: ``IndexBinaryHNSW`` (``M`` links), one point per ``efSearch``;
+- ``faiss-ivf``: ``IndexBinaryIVF`` (``nlist`` lists), one point per ``nprobe``;
+- ``milvus-lite``: Milvus Lite ``BIN_FLAT``/``HAMMING`` on the padded codes
+  (exact; only up to ``milvus_max`` items, as it ingests rows through Python).
+
+Recall@k is tie-aware: the share of the ``k`` returned items whose PHD is at
+most the true ``k``-th smallest PHD of that user (an item tied with the
+``k``-th is as good an answer as the one the exact scan happened to keep).
+QPS is queries per second over the whole query batch, the best of
+``repeats`` runs after a warm-up run, all on this machine's threads; memory is the size of the
+serialised faiss index (codes, graph, lists) or of the codes array; build is
+the wall time of training and adding.
+
+Codes: ``synthetic_codes`` draws clustered user and item codes, seeded; :func:`run` also takes trained codes (``phd export``'s arrays).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import engines
+from ..codes import pack
+from ..search import BinaryIndex
+
+HNSW_EF = (16, 32, 64, 128, 256)
+IVF_NPROBE = (1, 2, 4, 8, 16, 32, 64)
+
+
+def synthetic_codes(n_items: int, n_users: int, bits: int = 64, seed: int = 0,
+                    centers: int = 1024, flip: float = 0.15, chunk: int = 1 << 20):
+    """(user_codes, item_codes): uint64 ``(n, ceil(bits/64))`` each, seeded.
+
+    Codes cluster as trained ones do: ``centers`` random centre codes; every
+    user and item copies one centre (items: Zipf-like popularity of centres)
+    and flips each bit with probability ``flip``. Uniform random codes would
+    have no neighbourhoods for an index to find; codes of one density would
+    make PHD's top-k the densest items for every user.
+    """
+    rng = np.random.default_rng(seed)
+    c = rng.random((centers, bits)) < 0.5
+    w = 1.0 / np.arange(1, centers + 1) ** 0.5
+    w /= w.sum()
+
+    def draw(n, probs):
+        out = []
+        for a in range(0, n, chunk):
+            m = min(chunk, n - a)
+            pick = rng.choice(centers, size=m, p=probs)
+            out.append(pack(c[pick] ^ (rng.random((m, bits), dtype=np.float32) < flip)).words)
+        return np.concatenate(out)
+
+    return draw(n_users, None), draw(n_items, w)
+
+
+def recall_at_k(found_d: np.ndarray, true_d: np.ndarray, k: int) -> float:
+    """Tie-aware recall@k: share of returned items with distance <= the true k-th (see module)."""
+    kth = true_d[:, k - 1][:, None]
+    return float(((found_d[:, :k] <= kth) & (found_d[:, :k] >= 0)).sum() / (k * len(true_d)))
+
+
+def _timed(fn, repeats: int):
+    """(best seconds of ``repeats`` calls after one untimed warm-up call, last result)."""
+    best, out = np.inf, fn()
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _row(engine, param, value, q, k, secs, dist, true_d, memory, build):
+    return {"engine": engine, "param": param, "value": value, "recall": recall_at_k(dist, true_d, k),
+            "qps": len(q) / secs, "memory_mb": memory / 2**20, "build_s": build}
+
+
+def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
+        repeats: int = 3, hnsw_m: int = 32, hnsw_ef=HNSW_EF, nlist: int | None = None,
+        ivf_nprobe=IVF_NPROBE, milvus_max: int = 200_000, milvus_uri: str | None = None,
+        engines_=("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "milvus-lite"),
+        log=lambda *a: None) -> pd.DataFrame:
+    """One row per (engine, parameter value): recall@k, qps, memory_mb, build_s (module doc)."""
+    q = np.ascontiguousarray(user_codes)
+    n = len(item_codes)
+    rows = []
+    t0 = time.perf_counter()
+    ref = BinaryIndex(bits, "phd")
+    ref.add(item_codes)
+    build = time.perf_counter() - t0
+    secs, (true_d, _) = _timed(lambda: ref.search(q, k), repeats)
+    if "binaryindex" in engines_:
+        rows.append(_row("binaryindex", "", np.nan, q, k, secs, true_d, true_d,
+                         ref.stored.nbytes, build))
+        log(f"binaryindex: {len(q) / secs:,.0f} qps")
+    if "faiss-flat" in engines_:
+        t0 = time.perf_counter()
+        fl = engines.FaissIndex(bits, "phd", "flat", exact_ties=False)
+        fl.add(item_codes)
+        build = time.perf_counter() - t0
+        secs, (d, _) = _timed(lambda: fl.search(q, k), repeats)
+        rows.append(_row("faiss-flat", "", np.nan, q, k, secs, d, true_d, fl.memory_bytes(), build))
+        log(f"faiss-flat: {len(q) / secs:,.0f} qps")
+    if "faiss-hnsw" in engines_:
+        t0 = time.perf_counter()
+        hn = engines.FaissIndex(bits, "phd", "hnsw", M=hnsw_m)
+        hn.add(item_codes)
+        build = time.perf_counter() - t0
+        mem = hn.memory_bytes()
+        for ef in hnsw_ef:
+            hn.index.hnsw.efSearch = int(ef)
+            secs, (d, _) = _timed(lambda: hn.search(q, k), repeats)
+            rows.append(_row("faiss-hnsw", "efSearch", ef, q, k, secs, d, true_d, mem, build))
+        log(f"faiss-hnsw: built in {build:.1f} s")
+    if "faiss-ivf" in engines_:
+        lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1))
+        t0 = time.perf_counter()
+        iv = engines.FaissIndex(bits, "phd", "ivf", nlist=lists)
+        iv.add(item_codes)
+        build = time.perf_counter() - t0
+        mem = iv.memory_bytes()
+        for p in ivf_nprobe:
+            if p > lists:
+                break
+            iv.index.nprobe = int(p)
+            secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
+            rows.append(_row("faiss-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
+        log(f"faiss-ivf: nlist {lists}, built in {build:.1f} s")
+    if "milvus-lite" in engines_ and n <= milvus_max:
+        import tempfile
+        import warnings
+
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            mv = engines.MilvusIndex(bits, milvus_uri or f"{tmp}/bench.db", metric="phd",
+                                     exact_ties=False)
+            mv.add(item_codes)
+            build = time.perf_counter() - t0
+            secs, (d, _) = _timed(lambda: mv.search(q, k), repeats)
+            # memory: the padded codes it holds (Milvus' own overhead is not measured)
+            rows.append(_row("milvus-lite", "", np.nan, q, k, secs, d, true_d,
+                             n * engines.padding.padded_bytes(bits), build))
+            mv.client.close()
+        log(f"milvus-lite: {len(q) / secs:,.0f} qps")
+    df = pd.DataFrame(rows)
+    df.insert(0, "items", n)
+    df.insert(1, "queries", len(q))
+    df.insert(2, "bits", bits)
+    return df
