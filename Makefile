@@ -48,10 +48,15 @@ _mathjax/mathjax/tex-chtml.js:
 
 mathjax: _mathjax/mathjax/tex-chtml.js
 
+# `phd data ensure`: the dataset is found, or downloaded (hash-verified, with a
+# progress bar), or make stops with one message saying how to provide it and
+# that `make book DATASET=synthetic` builds the whole book offline.
 book: venv mathjax
+	@$(PHD) data ensure --dataset $(DATASET)
 	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) $(BOOK_ARGS)
 
 test: venv mathjax
+	@$(PHD) data ensure --dataset $(DATASET)
 	$(PY) -m pytest -q -n 2 -m "not site" tests
 	$(PHD) book build --dataset $(DATASET) --profile $(TEST_PROFILE) $(BOOK_ARGS)
 	$(PY) -m pytest -q -m site tests
@@ -74,8 +79,10 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.d/phd-book.json
 $(LAB_SETTINGS): .jupyter/phd-book-lab.json $(VENV)/.stamp
 	@mkdir -p $(dir $@) && cp $< $@
 
+# (as root, in a container, Jupyter refuses to start without --allow-root)
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: venv $(LAB_SETTINGS)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/book $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/book $(LAB_ROOT) $(LAB_ARGS)
 
 clean:
 	rm -rf _build

@@ -255,6 +255,27 @@ def _stage_static(root: Path, stage: Path) -> None:
             shutil.copy2(f, dst)
 
 
+#: The banner of every page of a book built on generated data.
+SYNTHETIC_BANNER = ("Synthetic data: every number on this site was computed on generated "
+                    "ratings with planted codes (dataset '{name}'), not on real data. They show "
+                    "that the code runs end to end; they are not evidence for or against the "
+                    "paper.")
+
+
+def _stage_synthetic_banner(stage: Path, dataset) -> None:
+    """A book built on a synthetic dataset says so on every page (the theme's announcement)."""
+    from . import data
+
+    if not dataset or not data.is_synthetic(str(dataset)):
+        return
+    import yaml
+
+    cfg_path = stage / "_config.yml"
+    cfg = yaml.safe_load(cfg_path.read_text()) or {}
+    cfg.setdefault("html", {})["announcement"] = SYNTHETIC_BANNER.format(name=dataset)
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
 def build(*args, **kwargs) -> list[ChapterResult]:
     """Execute the chapters and build the site; see :func:`_build`.
 
@@ -345,6 +366,7 @@ def _build(
     stage.mkdir(parents=True, exist_ok=True)
     exec_dir.mkdir(parents=True, exist_ok=True)
     _stage_static(root, stage)
+    _stage_synthetic_banner(stage, parameters.get("dataset"))
 
     lib_hash = _library_hash(root)
     data_dir = os.environ.get("PHD_DATA_DIR", "")

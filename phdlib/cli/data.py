@@ -87,6 +87,50 @@ def _fetch(args) -> int:
     return 0
 
 
+#: What to say when the book's dataset is missing and cannot be downloaded.
+OFFLINE_HINT = ("or build the whole book offline on planted data with `make book "
+                "DATASET=synthetic` (every page then says that its data are synthetic)")
+
+
+def _ensure(args) -> int:
+    """The dataset is here, or is downloaded (hash-verified, progress bar), or one message."""
+    from .. import data
+
+    name = args.dataset
+    if name not in data.names():
+        return fail(f"--dataset {name!r}: unknown dataset; expected one of {', '.join(data.names())}")
+    if data.is_synthetic(name):
+        print(f"{name}: generated on use (synthetic, planted codes): nothing to fetch")
+        return 0
+    path = data.locate(name, args.data_dir)
+    if path is not None:
+        print(f"{name}: {path}")
+        return 0
+    src = data.source(name)
+    if not src.url:
+        return fail(f"dataset {name!r} is not on this machine and phdlib cannot download it "
+                    f"({src.how_to_get}); put {src.files[0]} under a folder and run with "
+                    f"PHD_DATA_DIR=FOLDER, {OFFLINE_HINT}")
+    import pooch
+
+    tty = sys.stderr.isatty()
+    if tty:
+        print(f"{name}: not on this machine; downloading it from {src.url}", file=sys.stderr)
+    else:
+        pooch.get_logger().setLevel("WARNING")  # the failure below is the one message
+    try:
+        out = data.fetch(name, progress=tty)
+    except (data.DataError, FileNotFoundError) as exc:
+        reason = " ".join(str(exc).split())
+        reason = reason.split(". Provide it in")[0].split(". dataset ")[0]
+        return fail(f"dataset {name!r} is not on this machine and could not be downloaded "
+                    f"({reason[:200]}...). Provide it: put {src.files[0]} (from {src.url}) under a "
+                    f"folder and run `make book PHD_DATA_DIR=FOLDER` (or `phd data fetch "
+                    f"--dataset {name}` when the network allows), {OFFLINE_HINT}")
+    print(f"{name}: {out['path']} (fingerprint verified: {out['verified']})")
+    return 0
+
+
 def _common(p) -> None:
     p.add_argument("--dataset", required=True, help="ml-1m, ml-100k, ml-10m, yelp, amazon, synthetic, ...")
     p.add_argument("--no-verify", action="store_true",
@@ -110,3 +154,8 @@ def register(sub) -> None:
     _common(f)
     f.add_argument("--url", default=None, help="download from this URL instead of the official one")
     f.set_defaults(func=_fetch)
+    e = dsub.add_parser("ensure", help="make sure a dataset is here: found, else downloaded "
+                                       "(hash-verified), else one message saying what to do")
+    e.add_argument("--dataset", required=True)
+    e.add_argument("--data-dir", default=None, help="searched before PHD_DATA_DIR and the cache")
+    e.set_defaults(func=_ensure)
