@@ -33,6 +33,9 @@ from ..search import BinaryIndex
 
 HNSW_EF = (16, 32, 64, 128, 256)
 IVF_NPROBE = (1, 2, 4, 8, 16, 32, 64)
+#: faiss trains binary IVF centroids by k-means on 39 points a list (cost ~ nlist^2):
+#: the default nlist, 4 sqrt(n), is capped here so that 10M codes train in minutes.
+IVF_MAX_NLIST = 4096
 
 
 def synthetic_codes(n_items: int, n_users: int, bits: int = 64, seed: int = 0,
@@ -120,7 +123,7 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             rows.append(_row("faiss-hnsw", "efSearch", ef, q, k, secs, d, true_d, mem, build))
         log(f"faiss-hnsw: built in {build:.1f} s")
     if "faiss-ivf" in engines_:
-        lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1))
+        lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1, IVF_MAX_NLIST))
         t0 = time.perf_counter()
         iv = engines.FaissIndex(bits, "phd", "ivf", nlist=lists)
         iv.add(item_codes)

@@ -47,8 +47,12 @@ def _bench_serving(args, log) -> int:
         df = serving.run(users, items, bits, k=args.k, repeats=args.repeats or 3, log=log)
     except (ValueError, KeyError, FileNotFoundError, MemoryError) as exc:
         return fail(str(exc))
+    import faiss
+    import numba
+
+    threads = {"numba_threads": numba.get_num_threads(), "faiss_threads": faiss.omp_get_max_threads()}
     res = {"format": "phd-serving", "version": 1,
-           "provenance": {**provenance("phd " + " ".join(sys.argv[1:])), **source},
+           "provenance": {**provenance("phd " + " ".join(sys.argv[1:])), **source, **threads},
            "rows": df.to_dict(orient="records")}
     if args.out:
         from ..io import write_json
