@@ -74,8 +74,7 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
     per_user, summary = evaluate_fitted(model, split, config["ties"], config.get("discount", "paper"))
     ds = split.dataset
     extra = {"label": method.label, "ranks_by": method.ranks_by,
-             "data": {"split_seed": int(split.seed), "dataset_fingerprint": ds.fingerprint,
-                      "preprocessing": ds.preprocessing}}
+             "data": _data_info(split)}
     for k, v in model.info.items():
         if (isinstance(v, (Number, np.number, bool, np.bool_)) and k not in summary
                 and k not in model.shape_info):
@@ -88,10 +87,20 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
                        arrays={**model.arrays, **_own_ids(ds)}, log=model.log, extra=extra)
 
 
+def _data_info(split) -> dict:
+    """Where a run's data came from (``extra["data"]``): enough to find the dataset, and so
+    its original ids, again (:mod:`phdlib.export`)."""
+    ds = split.dataset
+    seed = getattr(split, "seed", None)
+    return {"split_seed": None if seed is None else int(seed),
+            "dataset_fingerprint": getattr(ds, "fingerprint", None),
+            "preprocessing": getattr(ds, "preprocessing", {})}
+
+
 def _own_ids(ds) -> dict:
     """A user's own file (:func:`phdlib.data.load_file`) cannot be found again by name, so
     its runs keep the original ids (``user_ids``/``item_ids``, dense id -> original)."""
-    if ds.preprocessing.get("origin") != "file":
+    if getattr(ds, "preprocessing", {}).get("origin") != "file":
         return {}
     return {"user_ids": np.asarray(ds.user_ids), "item_ids": np.asarray(ds.item_ids)}
 

@@ -85,6 +85,10 @@ def test_make_run_splits_info_into_metrics_and_extra(shuffle, synthetic_split):
     assert r.metrics["count"] == 3 and type(r.metrics["count"]) is int
     # the model's shape (its user count) is not a training result: it goes to extra
     assert "n_users" not in r.metrics and r.extra.pop("n_users") == sp.dataset.n_users
+    # where the data came from: enough to find the dataset (and its ids) again
+    assert r.extra.pop("data") == {"split_seed": sp.seed,
+                                   "dataset_fingerprint": sp.dataset.fingerprint,
+                                   "preprocessing": sp.dataset.preprocessing}
     assert r.extra == {"label": shuffle.label, "ranks_by": "score", "note": "a string goes to extra"}
     assert r.wall_seconds == 1.5 and r.fingerprint == sp.fingerprint and r.dataset == sp.dataset.name
     assert r.metrics["users"] == len(r.per_user) == np.unique(sp.test.user).size
