@@ -17,6 +17,8 @@ beyond the ``k``-th, so the ``k`` kept are the smallest ids (``exact_ties=True``
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import padding
@@ -77,15 +79,36 @@ class _Padded:
         return out
 
     def _with_ties(self, raw, q: np.ndarray, k: int, cap: int):
-        """``raw(q, kk)`` with ``kk`` grown from ``k`` until every row's last distance is
-        beyond its ``k``-th (so every item tied with the ``k``-th is in), or ``kk = cap``."""
-        h, ids = raw(q, k)
-        kk = k
-        while self.exact_ties and len(q) and kk < cap and \
-                not (h[:, -1] > h[:, k - 1]).all():
+        """``raw(q, kk)`` (distances and ids, ``(q, kk)``) for ``kk = k + 1``; then, only for
+        the rows whose ``(k+1)``-th distance equals their ``k``-th (a tie across the cut),
+        again with ``kk`` doubled until the cut falls between two distances or
+        ``kk = cap``. Returns ``(q, kk_max)`` arrays, unused slots with id -1."""
+        kk = k + 1 if self.exact_ties and k < cap else k
+        h, ids = raw(q, kk)
+        if kk == k or not len(q):
+            return h, ids
+        rows = {}
+        need = np.flatnonzero(h[:, k] <= h[:, k - 1])
+        while need.size and kk < cap:
             kk = min(2 * kk + 16, cap)
-            h, ids = raw(q, kk)
-        return h, ids
+            h2, i2 = raw(q[need], kk)
+            for r, hr, ir in zip(need, h2, i2):
+                rows[int(r)] = (hr, ir)
+            need = need[~(h2[:, -1] > h2[:, k - 1])]
+        if need.size and kk >= cap and cap < self.ntotal:
+            warnings.warn(f"{need.size} queries have more items tied with their {k}-th "
+                          f"distance than the engine returns ({cap}); among those ties the "
+                          f"ids kept are not the smallest", RuntimeWarning, stacklevel=3)
+        if not rows:
+            return h, ids
+        width = max(kk, h.shape[1])
+        H = np.full((len(q), width), -1, dtype=np.int64)
+        ID = np.full((len(q), width), -1, dtype=np.int64)
+        H[:, :h.shape[1]], ID[:, :h.shape[1]] = h, ids
+        for r, (hr, ir) in rows.items():
+            H[r, :len(hr)], ID[r, :len(ir)] = hr, ir
+            H[r, len(hr):], ID[r, len(ir):] = -1, -1
+        return H, ID
 
     def __len__(self) -> int:
         return self.ntotal
@@ -148,24 +171,34 @@ class MilvusIndex(_Padded):
     ``uri``: a local file (Milvus Lite, embedded: ``"./codes.db"``) or a server
     or cluster (``"http://host:19530"``, with ``token``); the client code is the
     same. Ids are the positions in the order of ``add``. Milvus returns at most
-    16,384 results a query.
+    16,384 results a query (more tied items than that: a ``RuntimeWarning``);
+    queries are sent in batches of ``query_batch``. The collection is created
+    with strong consistency (a search sees every row inserted before it). A
+    collection of that name that exists already is an error unless
+    ``replace=True``, which drops it.
     """
 
     def __init__(self, bits: int, uri: str, collection: str = "phd_codes",
-                 metric: str = "phd", token: str | None = None, exact_ties: bool = True):
+                 metric: str = "phd", token: str | None = None, exact_ties: bool = True,
+                 replace: bool = False, query_batch: int = 1024):
         from pymilvus import DataType, MilvusClient
 
         super().__init__(bits, metric)
         self.client = MilvusClient(uri, **({"token": token} if token else {}))
         self.collection = collection
+        self.query_batch = int(query_batch)
         if self.client.has_collection(collection):
+            if not replace:
+                raise ValueError(f"Milvus at {uri} already has a collection {collection!r}; "
+                                 f"pass replace=True to drop it, or another name")
             self.client.drop_collection(collection)
         schema = MilvusClient.create_schema(auto_id=False)
         schema.add_field("id", DataType.INT64, is_primary=True)
         schema.add_field("code", DataType.BINARY_VECTOR, dim=self.d)
         params = self.client.prepare_index_params()
         params.add_index(field_name="code", index_type="BIN_FLAT", metric_type="HAMMING")
-        self.client.create_collection(collection, schema=schema, index_params=params)
+        self.client.create_collection(collection, schema=schema, index_params=params,
+                                      consistency_level="Strong")
         self.exact_ties = exact_ties
 
     def add(self, codes, batch: int = 10_000) -> None:
@@ -178,13 +211,15 @@ class MilvusIndex(_Padded):
         self.client.load_collection(self.collection)
 
     def _raw(self, q: np.ndarray, k: int):
-        res = self.client.search(self.collection, data=[r.tobytes() for r in q], limit=k,
-                                 search_params={"metric_type": "HAMMING"}, anns_field="code")
         h = np.full((len(q), k), -1, dtype=np.int64)
         ids = np.full((len(q), k), -1, dtype=np.int64)
-        for a, hits in enumerate(res):
-            for j, hit in enumerate(hits):
-                h[a, j], ids[a, j] = int(round(hit["distance"])), int(hit["id"])
+        for s0 in range(0, len(q), self.query_batch):
+            res = self.client.search(
+                self.collection, data=[r.tobytes() for r in q[s0:s0 + self.query_batch]],
+                limit=k, search_params={"metric_type": "HAMMING"}, anns_field="code")
+            for a, hits in enumerate(res, start=s0):
+                for j, hit in enumerate(hits):
+                    h[a, j], ids[a, j] = int(round(hit["distance"])), int(hit["id"])
         return h, ids
 
     def search(self, queries, k: int):

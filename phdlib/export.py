@@ -61,30 +61,42 @@ class Codes:
         return _rows(self.item_ids, ids, "item")
 
 
-def _rows(known: np.ndarray, ids, what: str, strict: bool = True) -> np.ndarray:
-    ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
+def _is_integer(x) -> bool:
+    t = str(x).strip()
+    t = t[1:] if t.startswith("-") else t
+    return t.isascii() and t.isdecimal() and len(t) <= 18
+
+
+def _rows(known: np.ndarray, ids, what: str, strict: bool = True,
+          keep_order: bool = False) -> np.ndarray:
+    """Rows of ``ids`` (original ids, any of text or integers) in ``known``.
+
+    strict: an unknown id is a ``KeyError`` naming it; else unknown ids are left
+    out, or (``keep_order``) given row -1 so the answer aligns with ``ids``.
+    """
+    ids = list(ids)
     if known.dtype.kind in "iu":
-        digits = np.array([str(x).lstrip("-").isdigit() for x in ids], dtype=bool)
-        if not strict:
-            ids = ids[digits]
-        try:
-            ids = ids.astype(np.int64)
-        except ValueError:
-            bad = ids[np.flatnonzero(~digits)[0]].item()
-            raise KeyError(f"{what} id {bad!r} is not in the codes (their {what} ids are "
-                           f"integers)") from None
+        ok = np.array([_is_integer(x) for x in ids], dtype=bool)
+        if strict and not ok.all():
+            raise KeyError(f"{what} id {ids[int(np.flatnonzero(~ok)[0])]!r} is not in the codes "
+                           f"(their {what} ids are integers)")
+        vals = np.array([int(str(x).strip()) if o else 0 for x, o in zip(ids, ok)],
+                        dtype=np.int64)
     else:
-        ids = ids.astype(str)
-    order = np.argsort(known, kind="stable")
-    pos = np.searchsorted(known, ids, sorter=order)
-    pos = np.minimum(pos, len(known) - 1)
-    found = known[order[pos]] == ids if len(known) else np.zeros(len(ids), dtype=bool)
-    if not strict:
-        return order[pos][found]
-    if not found.all():
-        bad = ids[np.flatnonzero(~found)[0]].item()
+        ok = np.ones(len(ids), dtype=bool)
+        vals = np.array([str(x) for x in ids], dtype=str)
+    if len(known) and len(ids):
+        order = np.argsort(known, kind="stable")
+        pos = np.minimum(np.searchsorted(known, vals, sorter=order), len(known) - 1)
+        found = ok & (known[order[pos]] == vals)
+        rows = np.where(found, order[pos], -1)
+    else:
+        found = np.zeros(len(ids), dtype=bool)
+        rows = np.full(len(ids), -1, dtype=np.int64)
+    if strict and not found.all():
+        bad = ids[int(np.flatnonzero(~found)[0])]
         raise KeyError(f"{what} id {bad!r} is not in the codes ({len(known)} {what}s)")
-    return order[pos]
+    return rows if (strict or keep_order) else rows[found]
 
 
 def _digest(fields: dict) -> str:
@@ -96,17 +108,26 @@ def _digest(fields: dict) -> str:
     return h.hexdigest()
 
 
-def _ids_of(run) -> tuple[np.ndarray, np.ndarray]:
-    """Original ids of a run's users and items: its own (a user's file) or its dataset's."""
+def _ids_of(run, data_dir=None) -> tuple[np.ndarray, np.ndarray]:
+    """Original ids of a run's users and items: its own (a user's file) or its dataset's,
+    loaded with the preprocessing the run recorded and checked by the split fingerprint."""
     if "user_ids" in run.arrays:
         return np.asarray(run.arrays["user_ids"]), np.asarray(run.arrays["item_ids"])
     from . import data
 
     info = run.extra.get("data", {})
-    if not data.available(run.dataset):
+    if not data.available(run.dataset, data_dir):
         raise FileNotFoundError(f"the run's dataset {run.dataset!r} is not on this machine; its "
-                                f"ids come from it (phd data fetch --dataset {run.dataset})")
-    split = data.load_split(run.dataset, seed=int(info.get("split_seed", 0)))
+                                f"ids come from it (phd data fetch --dataset {run.dataset}, or "
+                                f"--data-dir)")
+    prep = info.get("preprocessing") or {}
+    opts = {k: prep[k] for k in ("min_ratings", "filtering", "double_half_stars")
+            if k in prep and not data.is_synthetic(run.dataset)}
+    if run.dataset == "synthetic" and prep.get("generator"):
+        opts.update({k: v for k, v in prep["generator"].items()})
+        opts.update({k: prep[k] for k in ("min_ratings", "filtering") if k in prep})
+    seed = info.get("split_seed")
+    split = data.load_split(run.dataset, seed=int(seed or 0), data_dir=data_dir, **opts)
     if split.fingerprint != run.fingerprint:
         raise ValueError(f"the dataset {run.dataset!r} here (split fingerprint "
                          f"{split.fingerprint}) is not the one the run was trained on "
@@ -115,14 +136,14 @@ def _ids_of(run) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(ds.user_ids), np.asarray(ds.item_ids)
 
 
-def codes_of_run(run) -> Codes:
+def codes_of_run(run, data_dir=None) -> Codes:
     """The :class:`Codes` of a stored code run (``results.load(path)``)."""
     ranks_by = run.extra.get("ranks_by")
     if ranks_by not in ("phd", "hamming") or "user_codes" not in run.arrays:
         raise ValueError(f"run {run.path}: method {run.method!r} ranks by {ranks_by!r}, not by "
                          f"binary codes; only code methods (ranking by 'phd' or 'hamming') "
                          f"can be exported")
-    uid, iid = _ids_of(run)
+    uid, iid = _ids_of(run, data_dir)
     uc, ic = np.asarray(run.arrays["user_codes"]), np.asarray(run.arrays["item_codes"])
     if uc.shape[0] != len(uid) or ic.shape[0] != len(iid):
         raise ValueError(f"run {run.path}: {uc.shape[0]} user codes for {len(uid)} user ids or "
@@ -158,11 +179,11 @@ def save_codes(codes: Codes, path) -> Path:
     return path
 
 
-def export_run(run_path, out) -> Path:
+def export_run(run_path, out, data_dir=None) -> Path:
     """``phd export``: the codes of the stored run at ``run_path`` written to ``out``."""
     from . import results
 
-    return save_codes(codes_of_run(results.load(run_path)), out)
+    return save_codes(codes_of_run(results.load(run_path), data_dir), out)
 
 
 def load_codes(path) -> Codes:
@@ -178,10 +199,12 @@ def load_codes(path) -> Codes:
 
     if not zipfile.is_zipfile(path):
         raise bad("not a .npz file (expected the codes file written by phd export)")
+    import zlib
+
     try:
         with np.load(path, allow_pickle=False) as z:
             f = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise bad(f"not a readable .npz codes file ({exc})") from None
     missing = [k for k in FIELDS + ("sha256",) if k not in f]
     if missing:
@@ -219,18 +242,26 @@ def recommend(codes: Codes, users, k: int = 10, exclude: dict | None = None) -> 
     """
     from .search import BinaryIndex
 
+    users = list(users)
     rows = codes.user_rows(users)
     index = BinaryIndex(codes.bits, metric=codes.distance)
     index.add(codes.item_codes)
-    exclude = exclude or {}
+    # excluded items by user row (keys matched as user ids are, e.g. "1" and 1 alike)
+    skip_of: dict[int, set] = {}
+    if exclude:
+        keys = list(exclude)
+        for key, row in zip(keys, _rows(codes.user_ids, keys, "user", strict=False,
+                                        keep_order=True)):
+            if row >= 0 and exclude[key]:
+                skip_of.setdefault(int(row), set()).update(
+                    _rows(codes.item_ids, exclude[key], "item", strict=False).tolist())
     n_items = len(codes.item_ids)
-    extra = max((len(v) for v in exclude.values()), default=0)
+    extra = max((len(skip_of.get(int(r), ())) for r in rows), default=0)
     kk = min(n_items, k + extra)
     dist, ids = index.search(codes.user_codes[rows], kk)
     out = []
     for a, u in enumerate(users):
-        seen = exclude.get(u)
-        skip = set(_rows(codes.item_ids, seen, "item", strict=False).tolist()) if seen else set()
+        skip = skip_of.get(int(rows[a]), set())
         keep = [j for j in range(kk) if ids[a, j] >= 0 and ids[a, j] not in skip][:k]
         out.append({"user": _py(u), "items": [_py(codes.item_ids[ids[a, j]]) for j in keep],
                     "distances": [int(dist[a, j]) for j in keep]})

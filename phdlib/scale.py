@@ -82,11 +82,17 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
     p = ctx.Process(target=_child, args=(dataset, method, int(bits), profile, int(seed),
                                          data_dir, q))
     p.start()
-    try:
-        out = q.get(timeout=timeout)
-    except Exception:  # noqa: BLE001 - the queue's Empty: the cell ran out of time
-        p.kill()
-        out = {"ok": False, "error": f"timed out after {timeout} s"}
+    t0, out = time.monotonic(), None
+    while out is None:
+        try:
+            out = q.get(timeout=1.0)
+        except Exception:  # noqa: BLE001 - the queue's Empty: still running, or gone
+            if not p.is_alive():
+                out = {"ok": False, "error": f"the process died (exit code {p.exitcode}; "
+                                             f"killed for memory?) before reporting"}
+            elif timeout is not None and time.monotonic() - t0 > timeout:
+                p.kill()
+                out = {"ok": False, "error": f"timed out after {timeout} s"}
     p.join()
     if not out["ok"]:
         raise RuntimeError(f"{dataset}/{method}/{bits}b: {out['error']}")
@@ -118,9 +124,10 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
     """:func:`measure` over every (dataset, method, width); failures are rows with ``error``.
 
     With ``out`` (a JSON path) the sweep is resumable: after every cell the
-    rows so far are written there atomically (:func:`save`), and a rerun with
-    the same ``profile`` keeps the cells the file already holds (failed ones
-    are measured again). The order of the cells is dataset-major, smallest
+    rows so far are written there atomically (:func:`save`), and a rerun keeps
+    the cells the file already holds (failed ones are measured again); a file
+    of another ``profile`` is a ``ValueError``. Every row records the commit
+    and date it was measured at; the file's provenance is the last run's. The order of the cells is dataset-major, smallest
     dataset first as given.
     """
     from tqdm import tqdm
@@ -129,19 +136,26 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
     frames, done = [], set()
     if out is not None and Path(out).is_file():
         old = load(out)
-        if old["provenance"].get("profile") == profile:
-            rows = old["rows"]
-            ok = rows[rows["error"].isna()] if "error" in rows else rows
-            frames.append(ok)
-            done = {_cell_key(r) for _, r in ok.iterrows()}
+        if old["provenance"].get("profile") != profile:
+            raise ValueError(f"{out} holds a sweep of profile "
+                             f"{old['provenance'].get('profile')!r}, not {profile!r}; give "
+                             f"another --out (or remove the file) rather than mix profiles")
+        rows = old["rows"]
+        ok = rows[rows["error"].isna()] if "error" in rows else rows
+        if "commit" not in ok:  # rows of a file written before rows had their own provenance
+            ok = ok.assign(commit=old["provenance"].get("commit"),
+                           date=old["provenance"].get("date"))
+        frames.append(ok)
+        done = {_cell_key(r) for _, r in ok.iterrows()}
     prov = {**provenance(command), "profile": profile}
     todo = [c for c in cells if c not in done]
     for d, m, b in tqdm(todo, desc="scale", unit="cell", disable=not progress):
         try:
-            frames.append(measure(d, m, b, profile, data_dir=data_dir, timeout=timeout))
+            row = measure(d, m, b, profile, data_dir=data_dir, timeout=timeout)
         except RuntimeError as exc:
-            frames.append(pd.DataFrame([{"dataset": d, "method": m, "bits": b,
-                                         "error": str(exc)}]))
+            row = pd.DataFrame([{"dataset": d, "method": m, "bits": b, "error": str(exc)}])
+        # each cell keeps the commit and date it was measured at (a resumed sweep mixes them)
+        frames.append(row.assign(commit=prov["commit"], date=prov["date"]))
         if out is not None:
             save(out, pd.concat(frames, ignore_index=True), prov)
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -114,3 +114,15 @@ def test_cli_errors_for_own_files_are_one_line(frame, tmp_path, capsys, monkeypa
     code = main(["train", "--method", "popularity", "--ratings", str(tmp_path / "r.csv"), *extra])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("phd: error: ") and fragment in err[0]
+
+
+@pytest.mark.parametrize("text,match", [
+    (b"u,i,r\na,x,1\n\nb,y,9\n", "line 3: user column 'u' is empty"),
+    (b"u,i,r\na,x,1\nb,y\nc,z,2\n", "line 3: 2 fields; expected 3"),
+    (b'u,i,r\na,"x\nq",1\nb,y,7\n', "line 4: rating .* outside"),
+    (b"u,i,r\na,x,1\nb,\xff,2\n", "line 3: not valid UTF-8"),
+])
+def test_blank_lines_short_rows_quoted_newlines_and_bad_bytes_are_located(tmp_path, text, match):
+    (tmp_path / "r.csv").write_bytes(text)
+    with pytest.raises(data.DataFormatError, match=match):
+        data.load_file(tmp_path / "r.csv", "user=u,item=i,rating=r", "1,5", min_ratings=0)

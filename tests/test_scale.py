@@ -51,9 +51,11 @@ def test_a_sweep_written_to_a_file_resumes_and_keeps_failed_cells_for_a_rerun(tm
                      timeout=300)
     assert calls == [("synthetic", "no-such-method", 8)]  # measured cells are kept, failed rerun
     assert set(df["method"]) == {"popularity", "no-such-method"}
+    assert df["commit"].notna().all() and df["date"].notna().all()  # per-cell provenance
     calls.clear()
-    scale.sweep(["synthetic"], ["popularity"], bits=(8,), profile="full", out=out, timeout=300)
-    assert calls == [("synthetic", "popularity", 8)]      # another profile starts afresh
+    with pytest.raises(ValueError, match="profile 'quick', not 'full'"):
+        scale.sweep(["synthetic"], ["popularity"], bits=(8,), profile="full", out=out)
+    assert calls == [] and len(scale.load(out)["rows"]) == len(df)  # nothing lost
 
 
 def test_load_names_the_file_that_is_not_a_sweep(tmp_path):

@@ -189,3 +189,20 @@ def test_a_changed_codes_file_is_refused(shop, tmp_path):
         export.load_codes(tmp_path / "bad2.npz")
     with pytest.raises(KeyError, match="'zz' is not in the codes"):
         back.user_rows(["zz"])
+
+
+def test_ties_are_completed_only_for_the_users_whose_cut_falls_inside_a_tie():
+    rng = np.random.default_rng(0)
+    u, i = _codes(rng, 6, 16, skew=False), _codes(rng, 3000, 16, skew=False)
+    u[0] = 0  # PHD 0 to every item: one tie of all 3,000
+    fi = engines.FaissIndex(16, "phd")
+    fi.add(i)
+    calls, raw = [], fi.index.search
+    fi.index.search = lambda x, k: (calls.append((len(x), k)), raw(x, k))[1]
+    d, ids = fi.search(u, 10)
+    ref = BinaryIndex(16, "phd")
+    ref.add(i)
+    d0, i0 = ref.search(u, 10)
+    assert np.array_equal(d, d0) and np.array_equal(ids, i0)
+    assert calls[0] == (6, 11) and all(n < 6 for n, _ in calls[1:])
+    assert calls[-1] == (1, 3000)  # only the all-tied user goes to the end

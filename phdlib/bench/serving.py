@@ -157,4 +157,5 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
     df.insert(0, "items", n)
     df.insert(1, "queries", len(q))
     df.insert(2, "bits", bits)
+    df.insert(3, "k", k)
     return df

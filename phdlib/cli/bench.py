@@ -53,7 +53,8 @@ def _bench_serving(args, log) -> int:
     threads = {"numba_threads": numba.get_num_threads(), "faiss_threads": faiss.omp_get_max_threads()}
     res = {"format": "phd-serving", "version": 1,
            "provenance": {**provenance("phd " + " ".join(sys.argv[1:])), **source, **threads},
-           "rows": df.to_dict(orient="records")}
+           "rows": [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                    for r in df.to_dict(orient="records")]}
     if args.out:
         from ..io import write_json
 

@@ -10,7 +10,7 @@ def _export(args) -> int:
     from .. import export, results
 
     try:
-        path = export.export_run(args.run, args.out)
+        path = export.export_run(args.run, args.out, data_dir=args.data_dir)
         codes = export.load_codes(path)
     except (results.CorruptRun, ValueError, KeyError, FileNotFoundError) as exc:
         return fail(error_message(exc))
@@ -32,7 +32,7 @@ def _read_users(args) -> list[str]:
         if not p.is_file():
             raise FileNotFoundError(f"--users {p}: file not found (expected one user id a line)")
         try:
-            text = p.read_text(encoding="utf-8")
+            text = p.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError:
             raise ValueError(f"--users {p}: not UTF-8 text (expected one user id a line)") from None
         users += [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -91,6 +91,8 @@ def register(sub) -> None:
                                    "(documented in phdlib.export).")
     p.add_argument("--run", required=True, metavar="PATH", help="a stored run's folder")
     p.add_argument("--out", required=True, metavar="FILE.npz")
+    p.add_argument("--data-dir", default=None,
+                   help="where the run's named dataset is (its original ids come from it)")
     add_json_flag(p)
     p.set_defaults(func=_export)
 

@@ -11,7 +11,8 @@ of a repeated (user, item) kept, users and items with fewer than
 ``min_ratings`` ratings removed, re-indexed; the content fingerprint over
 ``user::item::rating`` lines), and every malformed row is an error naming the
 file, the line (CSV/TSV: the line number in the file, header included;
-Parquet: the row number), the column and what was expected. Ids may be any
+Parquet: the row number; quoted fields may span lines, blank lines count as
+rows), the column and what was expected. Ids may be any
 strings (CSV/TSV ids are read as text and kept as text) or, in Parquet,
 integers; ``Dataset.user_ids[k]`` / ``item_ids[k]`` map the new dense ids back.
 
@@ -106,16 +107,47 @@ def _table(path: Path, columns: dict, sep: str | None):
     _check_present(path, wanted, names)
     try:
         t = pacsv.read_csv(
-            path, parse_options=pacsv.ParseOptions(delimiter=delim),
+            path, parse_options=pacsv.ParseOptions(delimiter=delim, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 include_columns=wanted, column_types={c: pa.string() for c in wanted},
                 strings_can_be_null=False))
     except pa.ArrowInvalid as exc:
-        m = re.search(r"[Rr]ow #?(\d+)", str(exc))
-        lineno = int(m.group(1)) if m else 0
-        raise DataFormatError(path, lineno, "", f"unreadable row ({' '.join(str(exc).split())})") \
+        from .lines import line_at, raise_if_not_utf8
+
+        raise_if_not_utf8(path)
+        for lineno, _, fields in _records(path, delim):
+            if len(fields) != len(names):
+                raise DataFormatError(path, lineno, line_at(path, lineno),
+                                      f"{len(fields)} fields; expected "
+                                      f"{len(names)} like the header") from None
+        raise DataFormatError(path, 0, "", f"unreadable ({' '.join(str(exc).split())})") \
             from None
     return t, False
+
+
+def _records(path: Path, delim: str):
+    """(first line number, text, fields) of every record after the header, as the csv
+    module reads them (quoted fields may span lines; a blank line is a record)."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        lines = iter(f)
+        reader = csv.reader(lines, delimiter=delim)
+        next(reader, None)
+        end = reader.line_num
+        for fields in reader:
+            start, end = end + 1, reader.line_num
+            yield start, "", fields
+
+
+def _record_line(path: Path, delim: str, row: int) -> tuple[int, str]:
+    """(line number, text) of the 0-based data ``row`` (error path only)."""
+    from .lines import line_at
+
+    for k, (lineno, _, _) in enumerate(_records(path, delim)):
+        if k == row:
+            return lineno, line_at(path, lineno)
+    return 0, ""
 
 
 def _check_present(path, wanted, names) -> None:
@@ -139,20 +171,21 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
     if path.stat().st_size == 0:
         raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
     table, parquet = _table(path, columns, sep)
+    delim = sep or SUFFIXES.get(path.suffix.lower())
     if table.num_rows == 0:
         raise DataFormatError(path, 2, "", "no rating rows after the header")
     header = 0 if parquet else 1
 
     def rows_to_line(row):
         if not parquet:
-            from .lines import line_at
-
-            return row + 2, line_at(path, row + 2)
+            return _record_line(path, delim, row)
         vals = {r: table.column(c)[row].as_py() for r, c in columns.items()}
         return row + 1, f"(Parquet row {row + 1}) {vals}"
 
     def text(role):
         arr = table.column(columns[role]).combine_chunks()
+        if pa.types.is_dictionary(arr.type):  # pandas categoricals
+            arr = arr.dictionary_decode()
         what = f"{role} column {columns[role]!r}"
         _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
         if not (pa.types.is_integer(arr.type) or pa.types.is_string(arr.type)
@@ -182,6 +215,8 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
 def _times(path, table, columns, header, rows_to_line) -> np.ndarray:
     """The time column as int64 (integers as given; dates and date-times as seconds)."""
     arr = table.column(columns["time"]).combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
     what = f"time column {columns['time']!r}"
     _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
     if pa.types.is_integer(arr.type):

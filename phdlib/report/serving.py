@@ -25,7 +25,9 @@ def load(path) -> dict:
         raise ValueError(f"{path}: not a readable serving benchmark ({exc})") from None
     if not isinstance(obj, dict) or obj.get("format") != "phd-serving":
         raise ValueError(f"{path}: not written by phd bench --serving --out (format 'phd-serving')")
-    return {"provenance": obj["provenance"], "rows": pd.DataFrame(obj["rows"])}
+    rows = pd.DataFrame(obj["rows"]).fillna({"value": np.nan})
+    rows["param"] = rows["param"].fillna("")
+    return {"provenance": obj["provenance"], "rows": rows}
 
 
 def plot_recall_qps(rows: pd.DataFrame, ax=None, title: str = ""):
@@ -43,7 +45,8 @@ def plot_recall_qps(rows: pd.DataFrame, ax=None, title: str = ""):
                 ax.annotate(f"{int(r['value'])}", (r["recall"], r["qps"]), fontsize=6,
                             xytext=(2, 2), textcoords="offset points")
     ax.set_yscale("log")
-    ax.set_xlabel(f"recall@{10} (tie-aware)")
+    k = int(rows["k"].iloc[0]) if "k" in rows else 10
+    ax.set_xlabel(f"recall@{k} (tie-aware)")
     ax.set_ylabel("queries per second")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
