@@ -22,7 +22,7 @@ TEST_PROFILE ?= quick
 JOBS ?= 2
 BOOK_ARGS ?=
 
-.PHONY: all venv mathjax book book-quick test unit site-test lab clean distclean
+.PHONY: all venv data mathjax book book-quick test unit site-test lab clean distclean
 
 all: book
 
@@ -48,15 +48,16 @@ _mathjax/mathjax/tex-chtml.js:
 
 mathjax: _mathjax/mathjax/tex-chtml.js
 
-# `phd data ensure`: the dataset is found, or downloaded (hash-verified, with a
+data: venv
+	@$(PHD) data ensure --dataset $(DATASET)
+
+# `phd data ensure` (target `data`): the dataset is found, or downloaded (hash-verified, with a
 # progress bar), or make stops with one message saying how to provide it and
 # that `make book DATASET=synthetic` builds the whole book offline.
-book: venv mathjax
-	@$(PHD) data ensure --dataset $(DATASET)
+book: venv data mathjax
 	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) $(BOOK_ARGS)
 
-test: venv mathjax
-	@$(PHD) data ensure --dataset $(DATASET)
+test: venv data mathjax
 	$(PY) -m pytest -q -n 2 -m "not site" tests
 	$(PHD) book build --dataset $(DATASET) --profile $(TEST_PROFILE) $(BOOK_ARGS)
 	$(PY) -m pytest -q -m site tests
