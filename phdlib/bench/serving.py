@@ -137,8 +137,13 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             rows.append(_row("faiss-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
         log(f"faiss-ivf: nlist {lists}, built in {build:.1f} s")
     if "milvus-lite" in engines_ and n <= milvus_max:
+        import importlib.util
         import tempfile
         import warnings
+
+        if importlib.util.find_spec("pymilvus") is None:
+            raise ValueError("Milvus Lite is not installed (pip install 'phdlib[serving]', or "
+                             "leave it out with engines_ / more than milvus_max items)")
 
         with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
             warnings.simplefilter("ignore")
