@@ -31,6 +31,7 @@ from .. import engines
 from ..codes import pack
 from ..search import BinaryIndex
 
+ENGINES = ("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "milvus-lite")
 HNSW_EF = (16, 32, 64, 128, 256)
 IVF_NPROBE = (1, 2, 4, 8, 16, 32, 64)
 #: faiss trains binary IVF centroids by k-means on 39 points a list (cost ~ nlist^2):
@@ -88,7 +89,7 @@ def _row(engine, param, value, q, k, secs, dist, true_d, memory, build):
 def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
         repeats: int = 3, hnsw_m: int = 32, hnsw_ef=HNSW_EF, nlist: int | None = None,
         ivf_nprobe=IVF_NPROBE, milvus_max: int = 200_000, milvus_uri: str | None = None,
-        engines_=("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "milvus-lite"),
+        engines_=ENGINES,
         log=lambda *a: None) -> pd.DataFrame:
     """One row per (engine, parameter value): recall@k, qps, memory_mb, build_s (module doc)."""
     q = np.ascontiguousarray(user_codes)

@@ -44,7 +44,12 @@ def _bench_serving(args, log) -> int:
             users, items = serving.synthetic_codes(args.items, args.queries, bits, seed=args.seed)
             source = {"synthetic": {"items": args.items, "queries": args.queries,
                                     "seed": args.seed}}
-        df = serving.run(users, items, bits, k=args.k, repeats=args.repeats or 3, log=log)
+        engines = args.engine or serving.ENGINES
+        bad = [e for e in engines if e not in serving.ENGINES]
+        if bad:
+            return fail(f"--engine {bad[0]!r}: expected one of {', '.join(serving.ENGINES)}")
+        df = serving.run(users, items, bits, k=args.k, repeats=args.repeats or 3, log=log,
+                         engines_=tuple(engines))
     except (ValueError, KeyError, FileNotFoundError, MemoryError) as exc:
         return fail(str(exc))
     import faiss
@@ -134,6 +139,9 @@ def register(sub) -> None:
     p.add_argument("--codes", default=None, metavar="FILE.npz",
                    help="with --serving: trained codes from phd export instead of synthetic ones")
     p.add_argument("--k", type=int_in(1, 16_384), default=10, help="with --serving: top-k (default 10)")
+    p.add_argument("--engine", action="append", default=None,
+                   help="with --serving: an engine to measure (repeatable; default all: "
+                        "binaryindex, faiss-flat, faiss-hnsw, faiss-ivf, milvus-lite)")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr")
