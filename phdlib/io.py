@@ -90,6 +90,12 @@ def write_text(path: Path | str, text: str) -> Path:
     return Path(path)
 
 
+def records(df) -> list[dict]:
+    """A DataFrame's rows as JSON-ready dicts: NaN (missing) values become ``None``."""
+    return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+            for r in df.to_dict(orient="records")]
+
+
 def write_json(path: Path | str, obj: Any, indent: int | None = 1) -> Path:
     """Write ``obj`` as JSON to ``path`` atomically (numpy values allowed)."""
     return write_text(path, json.dumps(obj, indent=indent, default=json_default))

@@ -166,12 +166,10 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
 
 def save(path, rows: pd.DataFrame, prov: dict) -> Path:
     """Write a sweep (``{"provenance": ..., "rows": [...]}``) atomically to ``path``."""
-    from .io import write_json
+    from .io import records, write_json
 
-    recs = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-            for r in rows.to_dict(orient="records")]
     return write_json(path, {"format": "phd-scale", "version": 1, "provenance": prov,
-                             "rows": recs})
+                             "rows": records(rows)})
 
 
 def load(path) -> dict:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from test_book_driver import HEADER
 from test_site import chromium
 
 pytestmark = pytest.mark.site
@@ -48,17 +49,7 @@ return Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidde
 NOT_RUN = ("", "[ ]:", "[*]:")
 #: A notebook that fails in its second cell (written under _build/, never committed).
 BROKEN = ROOT / "_build" / "lab-check" / "broken.md"
-BROKEN_TEXT = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+BROKEN_TEXT = HEADER + """
 # Broken on purpose
 
 ```{code-cell} ipython3

@@ -81,6 +81,13 @@ def _timed(fn, repeats: int):
     return best, out
 
 
+def _built(index, item_codes):
+    """(index with the items added, seconds it took: training included)."""
+    t0 = time.perf_counter()
+    index.add(item_codes)
+    return index, time.perf_counter() - t0
+
+
 def _row(engine, param, value, q, k, secs, dist, true_d, memory, build):
     return {"engine": engine, "param": param, "value": value, "recall": recall_at_k(dist, true_d, k),
             "qps": len(q) / secs, "memory_mb": memory / 2**20, "build_s": build}
@@ -95,28 +102,19 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
     q = np.ascontiguousarray(user_codes)
     n = len(item_codes)
     rows = []
-    t0 = time.perf_counter()
-    ref = BinaryIndex(bits, "phd")
-    ref.add(item_codes)
-    build = time.perf_counter() - t0
+    ref, build = _built(BinaryIndex(bits, "phd"), item_codes)
     secs, (true_d, _) = _timed(lambda: ref.search(q, k), repeats)
     if "binaryindex" in engines_:
         rows.append(_row("binaryindex", "", np.nan, q, k, secs, true_d, true_d,
                          ref.stored.nbytes, build))
         log(f"binaryindex: {len(q) / secs:,.0f} qps")
     if "faiss-flat" in engines_:
-        t0 = time.perf_counter()
-        fl = engines.FaissIndex(bits, "phd", "flat", exact_ties=False)
-        fl.add(item_codes)
-        build = time.perf_counter() - t0
+        fl, build = _built(engines.FaissIndex(bits, "phd", "flat", exact_ties=False), item_codes)
         secs, (d, _) = _timed(lambda: fl.search(q, k), repeats)
         rows.append(_row("faiss-flat", "", np.nan, q, k, secs, d, true_d, fl.memory_bytes(), build))
         log(f"faiss-flat: {len(q) / secs:,.0f} qps")
     if "faiss-hnsw" in engines_:
-        t0 = time.perf_counter()
-        hn = engines.FaissIndex(bits, "phd", "hnsw", M=hnsw_m)
-        hn.add(item_codes)
-        build = time.perf_counter() - t0
+        hn, build = _built(engines.FaissIndex(bits, "phd", "hnsw", M=hnsw_m), item_codes)
         mem = hn.memory_bytes()
         for ef in hnsw_ef:
             hn.index.hnsw.efSearch = int(ef)
@@ -125,10 +123,7 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
         log(f"faiss-hnsw: built in {build:.1f} s")
     if "faiss-ivf" in engines_:
         lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1, IVF_MAX_NLIST))
-        t0 = time.perf_counter()
-        iv = engines.FaissIndex(bits, "phd", "ivf", nlist=lists)
-        iv.add(item_codes)
-        build = time.perf_counter() - t0
+        iv, build = _built(engines.FaissIndex(bits, "phd", "ivf", nlist=lists), item_codes)
         mem = iv.memory_bytes()
         for p in ivf_nprobe:
             if p > lists:
@@ -148,11 +143,8 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
 
         with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
-            mv = engines.MilvusIndex(bits, milvus_uri or f"{tmp}/bench.db", metric="phd",
-                                     exact_ties=False)
-            mv.add(item_codes)
-            build = time.perf_counter() - t0
+            mv, build = _built(engines.MilvusIndex(bits, milvus_uri or f"{tmp}/bench.db",
+                                                   metric="phd", exact_ties=False), item_codes)
             secs, (d, _) = _timed(lambda: mv.search(q, k), repeats)
             # memory: the padded codes it holds (Milvus' own overhead is not measured)
             rows.append(_row("milvus-lite", "", np.nan, q, k, secs, d, true_d,

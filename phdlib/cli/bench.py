@@ -27,6 +27,7 @@ def _bench_train(args, log) -> int:
 
 def _bench_serving(args, log) -> int:
     from ..bench import serving
+    from ..io import records
     from ..scale import provenance
 
     try:
@@ -58,8 +59,7 @@ def _bench_serving(args, log) -> int:
     threads = {"numba_threads": numba.get_num_threads(), "faiss_threads": faiss.omp_get_max_threads()}
     res = {"format": "phd-serving", "version": 1,
            "provenance": {**provenance("phd " + " ".join(sys.argv[1:])), **source, **threads},
-           "rows": [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                    for r in df.to_dict(orient="records")]}
+           "rows": records(df)}
     if args.out:
         from ..io import write_json
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import shlex
 import sys
 
+from ..io import records
 from ._common import BITS, add_json_flag, dump_json, fail, positive_float
 
 #: The sizes the chapter "Cost at scale" sweeps, smallest first.
@@ -33,8 +34,7 @@ def _scale(args) -> int:
     failed = df[df["error"].notna()] if "error" in df else df.iloc[:0]
     if args.json:
         dump_json({"profile": args.profile, "out": args.out,
-                   "rows": [{k: (None if isinstance(v, float) and v != v else v)
-                             for k, v in r.items()} for r in df.to_dict(orient="records")]})
+                   "rows": records(df)})
     else:
         cells = scale.per_cell(df)
         print(cells.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
