@@ -6,9 +6,12 @@ reproduction goes through:
 
 - ``load``: reading (or generating) and preprocessing the dataset;
 - ``split``: the train / validation / test split;
-- ``train``: :func:`phdlib.training.run` without the store (the tuning grid
-  when the profile tunes, else one fit), including its evaluation on the
-  validation and test splits;
+- ``train``: :func:`phdlib.training.run` (the tuning grid when the profile
+  tunes, else one fit), including its evaluation on the validation and test
+  splits. With ``root`` it trains through that private store, as a
+  reproduction does: :func:`sweep` gives the widths of one (dataset, method)
+  one store and measures the tuning width first, so a width tuned at another
+  (VH's ``tune_bits``) reuses that grid instead of running it again;
 - ``evaluate``: evaluating the trained model on the test split again, on its
   own (the share of ``train`` that is evaluation).
 
@@ -26,6 +29,7 @@ import os
 import platform
 import resource
 import socket
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -47,7 +51,8 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, q) -> None:
+def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, root,
+           q) -> None:
     try:
         from . import data, experiments, training
 
@@ -64,8 +69,9 @@ def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_d
         split = stage("split", lambda: data.load_split(dataset, 0, data_dir=data_dir))
         overrides, _ = experiments.profile_overrides(profile, method, dataset, bits)
         run = stage("train", lambda: training.run(method, split, bits, seed=seed,
-                                                  overrides=overrides, reuse=False, store=False,
-                                                  progress=False))
+                                                  overrides=overrides, reuse=root is not None,
+                                                  store=root is not None, progress=False,
+                                                  root=None if root is None else Path(root)))
         model = training.fitted(run)
         stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"]))
         q.put({"ok": True, "rows": rows, "users": ds.n_users, "items": ds.n_items,
@@ -75,12 +81,15 @@ def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_d
 
 
 def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: int = 0,
-            data_dir=None, timeout: float | None = None) -> pd.DataFrame:
-    """One row per stage of one cell, measured in a fresh process (see the module docstring)."""
+            data_dir=None, timeout: float | None = None, root=None) -> pd.DataFrame:
+    """One row per stage of one cell, measured in a fresh process (see the module docstring).
+
+    root: a results store the cell trains through (reusing what it holds);
+    None trains without any store."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     p = ctx.Process(target=_child, args=(dataset, method, int(bits), profile, int(seed),
-                                         data_dir, q))
+                                         data_dir, None if root is None else str(root), q))
     p.start()
     t0, out = time.monotonic(), None
     while out is None:
@@ -127,12 +136,17 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
     rows so far are written there atomically (:func:`save`), and a rerun keeps
     the cells the file already holds (failed ones are measured again); a file
     of another ``profile`` is a ``ValueError``. Every row records the commit
-    and date it was measured at; the file's provenance is the last run's. The order of the cells is dataset-major, smallest
-    dataset first as given.
+    and date it was measured at; the file's provenance is the last run's.
+    The cells run dataset-major in the order given; the widths of one method
+    share a private results store (removed afterwards) and the width the
+    method tunes at runs first, so each cell costs what it costs inside a
+    reproduction. (A resumed sweep whose tuning width was measured by an
+    earlier run tunes again for the widths left.)
     """
     from tqdm import tqdm
 
-    cells = [(d, m, int(b)) for d in datasets for m in methods_ for b in bits]
+    cells = [(d, m, int(b)) for d in datasets for m in methods_
+             for b in _tuning_width_first(m, d, bits, profile)]
     frames, done = [], set()
     if out is not None and Path(out).is_file():
         old = load(out)
@@ -149,19 +163,41 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
         done = {_cell_key(r) for _, r in ok.iterrows()}
     prov = {**provenance(command), "profile": profile}
     todo = [c for c in cells if c not in done]
+    stores: dict[tuple, tempfile.TemporaryDirectory] = {}
     for d, m, b in tqdm(todo, desc="scale", unit="cell", disable=not progress):
+        for k in [k for k in stores if k != (d, m)]:  # that method's widths are done
+            stores.pop(k).cleanup()
+        store = stores.setdefault((d, m), tempfile.TemporaryDirectory(prefix="phd-scale-"))
         try:
-            row = measure(d, m, b, profile, data_dir=data_dir, timeout=timeout)
+            row = measure(d, m, b, profile, data_dir=data_dir, timeout=timeout,
+                          root=store.name)
         except RuntimeError as exc:
             row = pd.DataFrame([{"dataset": d, "method": m, "bits": b, "error": str(exc)}])
         # each cell keeps the commit and date it was measured at (a resumed sweep mixes them)
         frames.append(row.assign(commit=prov["commit"], date=prov["date"]))
         if out is not None:
             save(out, pd.concat(frames, ignore_index=True), prov)
+    for st in stores.values():
+        st.cleanup()
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if out is not None:
         save(out, df, prov)
     return df
+
+
+def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[int]:
+    """``bits`` with the width ``method`` tunes its grid at (``tune_bits``) first."""
+    from . import methods
+    from .experiments import profile_overrides
+
+    widths = [int(b) for b in bits]
+    try:
+        cfg = methods.get(method).defaults(dataset, widths[0])
+    except methods.MethodNotAvailable:  # an unknown method: its cells report the error
+        return widths
+    cfg.update(profile_overrides(profile, method, dataset, widths[0])[0])
+    tb = cfg.get("tune_bits")
+    return sorted(widths, key=lambda b: b != tb) if tb else widths
 
 
 def save(path, rows: pd.DataFrame, prov: dict) -> Path:

@@ -84,3 +84,24 @@ def test_growth_recovers_a_planted_power_law():
     k = scale.growth(cells).set_index("method")["exponent"]
     assert k["lin"] == pytest.approx(1.0) and k["quad"] == pytest.approx(2.0)
     assert np.isnan(k["one"])
+
+
+def test_the_widths_of_a_method_share_a_store_and_the_tuning_width_runs_first(monkeypatch):
+    # VH tunes its grid at 64 bits (tune_bits): inside a reproduction the 32-bit
+    # run reuses that grid, so a sweep measures 64 first, through one store
+    assert scale._tuning_width_first("vh-phd", "synthetic", (32, 64), "full") == [64, 32]
+    assert scale._tuning_width_first("dcf", "synthetic", (32, 64), "full") == [32, 64]
+    seen = []
+    monkeypatch.setattr(scale, "measure",
+                        lambda d, m, b, *a, root=None, **k: seen.append((m, b, root)) or
+                        __import__("pandas").DataFrame([{"dataset": d, "method": m, "bits": b}]))
+    scale.sweep(["synthetic"], ["vh", "dcf"], bits=(32, 64), profile="full")
+    assert [(m, b) for m, b, _ in seen] == [("vh", 64), ("vh", 32), ("dcf", 32), ("dcf", 64)]
+    assert seen[0][2] == seen[1][2] != seen[2][2] == seen[3][2]
+
+
+def test_a_cell_measured_through_a_store_leaves_its_run_there(tmp_path):
+    from phdlib import results
+
+    scale.measure("synthetic", "popularity", 16, profile="quick", timeout=300, root=tmp_path)
+    assert len(results.index(root=tmp_path)) == 1
