@@ -285,6 +285,22 @@ def ensure(dataset: str, profile: str, parts: Iterable[str], seeds: int = 1, job
     return runs, report
 
 
+def ensure_point(dataset: str, profile: str, names: Iterable[str], widths: Iterable[int],
+                 seed: int = 0, split_seed: int = 0, jobs: int | None = 1, root=None,
+                 data_dir=None, progress: bool = False) -> dict[tuple[str, int], results.Run]:
+    """The run of every (method, width) in ``names`` x ``widths`` at one model seed.
+
+    What the store lacks is trained by :func:`run_grid`, ``jobs`` cells (and
+    tuning points) at a time; the runs are the ones :func:`run_profiled`
+    would give one by one. Returns ``{(method, bits): Run}``.
+    """
+    grid = Grid([dataset], [Block(list(names), [int(b) for b in widths], [int(seed)])],
+                profile=profile, split_seed=int(split_seed))
+    report = run_grid(grid.cells(), jobs=jobs, root=root, data_dir=data_dir, progress=progress,
+                      name=f"{dataset}-{profile}-seed{seed}")
+    return {(c.method, c.bits): results.load(p) for c, p in zip(report["cell"], report["path"])}
+
+
 def select(runs: dict[Cell, results.Run], method: str | None = None, bits: int | None = None,
            **options) -> dict[Cell, results.Run]:
     """The runs whose cell matches ``method``, ``bits`` and option values.

@@ -284,3 +284,16 @@ def test_grid_cells_tune_mf_once_before_its_other_seeds():
     pts = runner.grid_cells([E.Cell("ml-1m", "vh", 32, seed=2)])
     assert {(c.bits, c.seed) for c in pts} == {(64, 0)} and len(pts) == 4
     assert all(c.overrides["tune"] is False for c in pts)
+
+
+def test_ensure_point_trains_one_seed_in_parallel_and_run_profiled_reuses_it(fake):
+    import joblib
+
+    with joblib.parallel_config(backend="threading"):  # the fake split lives in this process
+        runs = E.ensure_point("d", "full", ["fake"], [8, 16], seed=3, split_seed=1, jobs=2)
+    assert set(runs) == {("fake", 8), ("fake", 16)}
+    assert {r.seed for r in runs.values()} == {3}
+    n = len(CALLS)
+    again = E.run_profiled("fake", _FakeSplit("d", 1), 16, "full", seed=3)
+    assert len(CALLS) == n                      # the same stored run, not trained again
+    assert again.key == runs[("fake", 16)].key
