@@ -1,6 +1,7 @@
 """Cost measurement per method and stage, in a fresh process."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from phdlib import scale
@@ -105,3 +106,27 @@ def test_a_cell_measured_through_a_store_leaves_its_run_there(tmp_path):
 
     scale.measure("synthetic", "popularity", 16, profile="quick", timeout=300, root=tmp_path)
     assert len(results.index(root=tmp_path)) == 1
+
+
+def _cells(rows):
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=["dataset", "method", "bits", "ratings", "wall_s"])
+    return df.assign(cpu_s=df["wall_s"], peak_rss_mb=100.0, users=1, items=1)
+
+
+def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_shared_size():
+    from phdlib.report import scale as rscale
+
+    quick = _cells([("a", "vh", 64, 10, 1.0), ("b", "vh", 64, 100, 4.0),
+                    ("c", "vh", 64, 1000, 30.0), ("c", "dcf", 64, 1000, 60.0)])
+    full = _cells([("a", "vh", 64, 10, 5.0), ("b", "vh", 64, 100, 40.0)])
+    r = rscale.full_over_quick(full, quick)
+    assert r.to_dict("records")[0] == {"method": "vh", "bits": 64, "at": "b", "ratings": 100,
+                                       "wall_ratio": 10.0, "cpu_ratio": 10.0}
+    p = rscale.projected(full, quick).set_index("method")
+    assert p.loc["vh", "projected_minutes"] == pytest.approx(30.0 * 10 / 60)
+    assert np.isnan(p.loc["dcf", "projected_minutes"])   # no full measurement: no guess
+    d = rscale.projected_by_dataset(full, quick)
+    assert list(d.index) == ["c"] and np.isnan(d.loc["c", "projected_minutes"])
+    assert d.loc["c", "quick_minutes"] == pytest.approx(1.5)

@@ -76,3 +76,49 @@ def growth_findings(cells: pd.DataFrame, y: str = "wall_s") -> list[str]:
             f"(exponent {lo['exponent']:.2f}) and fastest for {label(hi['method'])} at "
             f"{hi['bits']} bits (exponent {hi['exponent']:.2f}); an exponent of 1 is linear in "
             f"the number of ratings."]
+
+
+def full_over_quick(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, bits): the full profile's wall and CPU time over the quick
+    profile's, at the largest dataset both sweeps measured (column ``at``,
+    with its ``ratings``). ``full`` and ``quick`` are :func:`phdlib.scale.per_cell`
+    frames of a full-profile and a quick-profile sweep."""
+    keys = ["dataset", "method", "bits"]
+    both = full.merge(quick, on=keys, suffixes=("_full", "_quick"))
+    both = both.sort_values("ratings_full").groupby(["method", "bits"], sort=False).tail(1)
+    return pd.DataFrame({
+        "method": both["method"], "bits": both["bits"], "at": both["dataset"],
+        "ratings": both["ratings_full"],
+        "wall_ratio": both["wall_s_full"] / both["wall_s_quick"],
+        "cpu_ratio": both["cpu_s_full"] / both["cpu_s_quick"]}).reset_index(drop=True)
+
+
+def projected(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
+    """The full profile's cost where only the quick profile was measured: per
+    (dataset, method, bits) the quick wall time (minutes) times the method's
+    :func:`full_over_quick` wall ratio. A PROJECTION, not a measurement: it
+    assumes a method's grid and number of iterations grow with the data as
+    they do up to the size the ratio was measured at. Methods without a
+    ratio get NaN."""
+    r = full_over_quick(full, quick)
+    todo = quick[~quick["dataset"].isin(set(full["dataset"]))]
+    p = todo.merge(r[["method", "bits", "wall_ratio", "at"]], on=["method", "bits"],
+                   how="left")
+    p["quick_minutes"] = p["wall_s"] / 60
+    p["projected_minutes"] = p["quick_minutes"] * p["wall_ratio"]
+    return p[["dataset", "ratings", "method", "bits", "quick_minutes", "wall_ratio", "at",
+              "projected_minutes"]]
+
+
+def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset of :func:`projected`: the measured quick minutes, the
+    projected full-profile minutes (a one-seed reproduction: every method,
+    both widths, grids included) and whether that projection is within
+    :data:`TARGET_MINUTES`."""
+    p = projected(full, quick)
+    g = p.groupby("dataset", sort=False).agg(
+        ratings=("ratings", "first"), quick_minutes=("quick_minutes", "sum"),
+        projected_minutes=("projected_minutes", lambda s: s.sum(min_count=len(s))))
+    g["projected hours"] = g["projected_minutes"] / 60
+    g["within 60 min"] = g["projected_minutes"] <= TARGET_MINUTES
+    return g.sort_values("ratings")
