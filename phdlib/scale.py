@@ -29,9 +29,10 @@ import os
 import platform
 import resource
 import socket
-import tempfile
 import sys
+import tempfile
 import time
+from itertools import groupby
 from pathlib import Path
 
 import pandas as pd
@@ -163,22 +164,24 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
         done = {_cell_key(r) for _, r in ok.iterrows()}
     prov = {**provenance(command), "profile": profile}
     todo = [c for c in cells if c not in done]
-    stores: dict[tuple, tempfile.TemporaryDirectory] = {}
-    for d, m, b in tqdm(todo, desc="scale", unit="cell", disable=not progress):
-        for k in [k for k in stores if k != (d, m)]:  # that method's widths are done
-            stores.pop(k).cleanup()
-        store = stores.setdefault((d, m), tempfile.TemporaryDirectory(prefix="phd-scale-"))
-        try:
-            row = measure(d, m, b, profile, data_dir=data_dir, timeout=timeout,
-                          root=store.name)
-        except RuntimeError as exc:
-            row = pd.DataFrame([{"dataset": d, "method": m, "bits": b, "error": str(exc)}])
-        # each cell keeps the commit and date it was measured at (a resumed sweep mixes them)
-        frames.append(row.assign(commit=prov["commit"], date=prov["date"]))
-        if out is not None:
-            save(out, pd.concat(frames, ignore_index=True), prov)
-    for st in stores.values():
-        st.cleanup()
+    bar = tqdm(total=len(todo), desc="scale", unit="cell", disable=not progress)
+    for (d, m), widths in groupby(todo, key=lambda c: c[:2]):
+        # the widths of one method share a private store, removed when they are done
+        with tempfile.TemporaryDirectory(prefix="phd-scale-") as store:
+            for _, _, b in widths:
+                try:
+                    row = measure(d, m, b, profile, data_dir=data_dir, timeout=timeout,
+                                  root=store)
+                except RuntimeError as exc:
+                    row = pd.DataFrame([{"dataset": d, "method": m, "bits": b,
+                                         "error": str(exc)}])
+                # each cell keeps the commit and date it was measured at (a resumed
+                # sweep mixes them)
+                frames.append(row.assign(commit=prov["commit"], date=prov["date"]))
+                if out is not None:
+                    save(out, pd.concat(frames, ignore_index=True), prov)
+                bar.update()
+    bar.close()
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if out is not None:
         save(out, df, prov)
@@ -192,11 +195,10 @@ def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[i
 
     widths = [int(b) for b in bits]
     try:
-        cfg = methods.get(method).defaults(dataset, widths[0])
+        overrides = profile_overrides(profile, method, dataset, widths[0])[0]
+        tb = methods.resolve_config(method, dataset, widths[0], overrides).get("tune_bits")
     except methods.MethodNotAvailable:  # an unknown method: its cells report the error
         return widths
-    cfg.update(profile_overrides(profile, method, dataset, widths[0])[0])
-    tb = cfg.get("tune_bits")
     return sorted(widths, key=lambda b: b != tb) if tb else widths
 
 
