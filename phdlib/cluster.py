@@ -42,12 +42,12 @@ from pathlib import Path
 from . import methods, results, training
 
 
-def dependency_cells(cell) -> list:
+def dependency_cells(cell, data_dir=None) -> list:
     """The cells whose stored runs ``cell`` may reuse (points and the tuned anchor)."""
     from .experiments import Cell
     from .runner import grid_cells
 
-    out = list(grid_cells([cell]))
+    out = list(grid_cells([cell], data_dir))
     cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
     if methods.get(cell.method).grid(cfg, int(cfg.get("tune_bits") or cell.bits)):
         anchor = Cell(cell.dataset, cell.method, int(cfg.get("tune_bits") or cell.bits),
@@ -118,7 +118,7 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
             return loaded[path]
 
         for c in todo:
-            deps = dependency_cells(c)
+            deps = dependency_cells(c, data_dir)
             dst = status(deps, root=root, data_dir=data_dir) if deps else None
             stored = [] if dst is None else [
                 load_once(p) for p, s in zip(dst["path"], dst["status"]) if s == "stored"]

@@ -103,7 +103,7 @@ class GridError(RuntimeError):
         self.report = report
 
 
-def grid_cells(cells: Iterable) -> list:
+def grid_cells(cells: Iterable, data_dir=None) -> list:
     """Tuning points of the given cells, as cells of their own (for parallel tuning).
 
     A cell whose method tunes over a grid of independent points
@@ -113,7 +113,11 @@ def grid_cells(cells: Iterable) -> list:
     the stored points. Methods whose points
     share work (MF's epoch counts) stay whole: their tuned run at that width
     and seed becomes one cell, so that the other seeds' cells only reuse it.
+    So do grids chosen on a user sample (a dataset over ``tune_ratings``:
+    :func:`phdlib.training.tune_split`), whose points are runs on the sample,
+    not cells of the dataset.
     """
+    from .data import needs_sample
     from .experiments import Cell, freeze
 
     out = {}
@@ -125,7 +129,9 @@ def grid_cells(cells: Iterable) -> list:
         points = method.grid(anchor, bits)
         if not points:
             continue
-        if not method.parallel_grid:  # the tuned run itself, once, before its transfers
+        whole = not method.parallel_grid or needs_sample(
+            _load_split(c.dataset, c.split_seed, data_dir), anchor.get("tune_ratings"))
+        if whole:  # the tuned run itself, once, before its transfers
             if (bits, c.seed) != (c.bits, training.TUNE_SEED):
                 out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, c.options, c.split_seed)] = None
             continue
@@ -217,7 +223,7 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     t_start = time.perf_counter()
     st = status(cells, root=root, data_dir=data_dir)
     missing = [c for c, s in zip(st["cell"], st["status"]) if s == "missing"]
-    points = [c for c in grid_cells(missing) if c not in set(cells)]
+    points = [c for c in grid_cells(missing, data_dir) if c not in set(cells)]
     if points:
         st = pd.concat([status(points, root=root, data_dir=data_dir), st], ignore_index=True)
     st["seconds"] = 0.0

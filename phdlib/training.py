@@ -11,7 +11,10 @@
   table beside it. Grids are tuned at seed :data:`TUNE_SEED` (and at
   ``config["tune_bits"]`` where a method sets it); other seeds and widths
   reuse that choice (:func:`transfer`) (:attr:`phdlib.results.Run.grid`: one row per point, its
-  values, validation metrics, and test metrics for reading only).
+  values, validation metrics, and test metrics for reading only). On a
+  dataset with more than ``config["tune_ratings"]`` ratings the grid is
+  chosen on a user sample of that size (:func:`tune_split`) and the chosen
+  point is trained on all of it.
 - :func:`evaluate_fitted`: a fitted model's test and validation metrics, as
   every run records them.
 - :func:`fitted`: the :class:`~phdlib.methods.Fitted` model of a stored run,
@@ -30,7 +33,8 @@ from . import methods, results
 from .evaluation import evaluate, evaluate_many, summarize
 from .metrics import METRICS
 
-__all__ = ["run", "tune", "transfer", "evaluate_fitted", "fitted", "make_run", "grid_table"]
+__all__ = ["run", "tune", "transfer", "tune_split", "evaluate_fitted", "fitted", "make_run",
+           "grid_table"]
 
 #: The metric a tuning grid chooses on (validation split).
 CHOOSE_ON = "valid_ndcg@10"
@@ -159,29 +163,58 @@ def tune(method: methods.Method, split, bits: int, seed: int, config: dict, poin
                        arrays=chosen.arrays, log=chosen.log, grid=grid, extra=extra)
 
 
+def tune_split(split, config: dict):
+    """The split a grid of ``config`` is chosen on: ``split``, or its user sample of at most
+    ``config["tune_ratings"]`` ratings (:func:`phdlib.data.sample_users`, drawn with the
+    split's seed) when the dataset has more ratings than that."""
+    from .data import sample_users
+
+    cap = config.get("tune_ratings")
+    return split if cap is None else sample_users(split, cap, seed=int(split.seed))
+
+
 def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: int,
              overrides: dict | None = None, reuse: bool = True, store: bool = True,
-             progress: bool = False, root=None):
+             progress: bool = False, root=None, on=None):
     """A run at ``bits`` and ``seed`` with the configuration chosen by the grid at
-    ``tune_bits`` and seed :data:`TUNE_SEED`.
+    ``tune_bits`` and seed :data:`TUNE_SEED` (on the split ``on``, default ``split``).
 
     Grids are tuned on one seed (and, where the config says ``tune_bits``, one
-    width); the tuned run there is run or reused, its chosen point is fitted
-    at ``bits`` and ``seed`` as a run of its own, and returned with ``config``
-    (the tuning config), the grid and the choice (``extra["tuned_at"]``).
-    ``overrides``: the caller's overrides, resolved again at ``tune_bits``.
+    width; where the data is larger than ``tune_ratings``, on a user sample:
+    ``on`` is :func:`tune_split`); the tuned run there is run or reused, its
+    chosen point is fitted on ``split`` at ``bits`` and ``seed`` as a run of
+    its own, and returned with ``config`` (the tuning config), the grid and
+    the choice (``extra["tuned_at"]``: width, seed and, for a sample, its
+    users, ratings and fingerprint). ``overrides``: the caller's overrides,
+    resolved again at ``tune_bits``.
     """
-    tuned = run(name, split, tune_bits, TUNE_SEED, overrides=overrides, reuse=reuse,
-                store=store, progress=progress, root=root)
+    on = split if on is None else on
+    anchor = (int(bits), int(seed)) == (int(tune_bits), TUNE_SEED)
+    # other widths and seeds reuse the anchor's run on ``split`` (one stored run holds
+    # the choice, wherever the grid ran); only the anchor itself tunes on ``on``
+    tuned = run(name, on if anchor else split, tune_bits, TUNE_SEED, overrides=overrides,
+                reuse=reuse, store=store, progress=progress, root=root)
     chosen = tuned.extra["chosen"]
     point = run(name, split, bits, seed, overrides={**config, **chosen, "tune": False},
                 reuse=reuse, store=store, progress=progress, root=root)
+    at = {"bits": tune_bits, "seed": TUNE_SEED}
+    sample = (_sample_info(on, split) if anchor and on is not split
+              else tuned.extra.get("tuned_at", {}).get("sample"))
+    if sample:
+        at["sample"] = sample
     extra = {**point.extra, "chosen_on": tuned.extra["chosen_on"], "chosen": chosen,
-             "chosen_key": point.key, "tuned_at": {"bits": tune_bits, "seed": TUNE_SEED}}
+             "chosen_key": point.key, "tuned_at": at}
     return results.Run(method=name, dataset=point.dataset, bits=int(bits), seed=int(seed),
                        config=dict(config), metrics=dict(point.metrics), per_user=point.per_user,
                        fingerprint=point.fingerprint, wall_seconds=point.wall_seconds,
                        arrays=point.arrays, log=point.log, grid=tuned.grid, extra=extra)
+
+
+def _sample_info(sample, split) -> dict:
+    """What ``extra["tuned_at"]["sample"]`` records of a grid's user sample."""
+    return {"users": int(sample.dataset.n_users), "ratings": int(sample.dataset.n_ratings),
+            "fingerprint": sample.fingerprint, "of_users": int(split.dataset.n_users),
+            "of_ratings": sum(len(r.user) for r in (split.train, split.valid, split.test))}
 
 
 def grid_table(run: results.Run, value: str = "valid_ndcg@10", rows: str = "reg",
@@ -237,9 +270,10 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
         found = results.find(name, split.dataset.name, bits, seed, cfg, split.fingerprint, root=root)
         if found is not None:
             return found
-    if points and (tune_bits != int(bits) or int(seed) != TUNE_SEED):
+    on = tune_split(split, cfg) if points else split
+    if points and (tune_bits != int(bits) or int(seed) != TUNE_SEED or on is not split):
         r = transfer(name, split, bits, seed, cfg, tune_bits, overrides, reuse, store, progress,
-                     root)
+                     root, on)
     elif points:
         r = tune(method, split, bits, seed, cfg, points, reuse, store, progress, root)
     else:

@@ -34,6 +34,7 @@ class _FakeSplit:
         self.dataset = types.SimpleNamespace(name=name, n_users=5, n_items=9)
         self.seed = seed
         self.fingerprint = f"fake-{name}-{seed}"
+        self.train = _ratings(5, 9, 0)
         self.valid = _ratings(5, 9, 1)
         self.test = _ratings(5, 9, 2)
 

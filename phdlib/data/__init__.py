@@ -38,6 +38,7 @@ from .errors import DataError, DataFormatError, DataNotFoundError, FingerprintMi
 from .formats import FORMATS, RawRatings, content_fingerprint, read_ratings
 from .sources import PAPER_DATASETS, SOURCES, cache_dir, locate, source
 from .sources import fetch as _fetch_raw
+from .sample import needs_sample, sample_users
 from .split import split_sizes
 from .tables import Dataset, Ratings, Split
 
@@ -46,7 +47,7 @@ __all__ = [
     "DataError", "DataFormatError", "DataNotFoundError", "FingerprintMismatch",
     "FORMATS", "RawRatings", "read_ratings", "content_fingerprint", "SOURCES",
     "PAPER_DATASETS", "cache_dir", "fetch", "locate", "split_sizes", "names",
-    "prepare", "available", "load_file",
+    "prepare", "available", "load_file", "sample_users", "needs_sample",
 ]
 
 SYNTHETIC = "synthetic"

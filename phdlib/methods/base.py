@@ -35,6 +35,14 @@ from .. import codes as C
 #: What a method ranks by: a code distance (smaller first) or a score (larger first).
 RANKS = ("hamming", "phd", "score")
 
+#: Default ``tune_ratings`` of every tunable method: a dataset with more ratings
+#: than this has its grid chosen on a user sample of at most this many ratings
+#: (:func:`phdlib.data.sample_users`), and the chosen point trained on all of
+#: it (:func:`phdlib.training.run`). The paper's ML-1M (998,539 ratings) and
+#: Yelp (602,517) are tuned on all their data, as the paper did; ML-10M and
+#: Amazon are not (the chapter "Cost at scale" says why that is sound).
+TUNE_RATINGS = 1_000_000
+
 
 def value_kind(ranks_by: str) -> str:
     """``"dissimilarity"`` for Hamming and PHD, ``"score"`` for a real score."""

@@ -36,7 +36,7 @@ import itertools
 import numpy as np
 
 from . import dcf as _dcf
-from .base import BlockCodeModel, Method
+from .base import TUNE_RATINGS, BlockCodeModel, Method
 
 __all__ = ["layouts", "layout_cost", "kmedoids", "anchor_weights", "block_weights", "CCCF",
            "CCCFMethod", "BLOCK_SIZES", "WEIGHT_BITS"]
@@ -209,7 +209,8 @@ class CCCFMethod(Method):
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"blocks": [int(bits)], "alpha": 1e-3, "beta": 1e-3,
-                "tune": True, "alpha_grid": [1e-3, 1e-2, 1e-1], "layouts": None,
+                "tune": True, "tune_ratings": TUNE_RATINGS, "alpha_grid": [1e-3, 1e-2, 1e-1],
+                "layouts": None,
                 "weights": "mf-sgd", "mf_dim": None, "mf_lr": 0.001, "mf_reg": 0.01,
                 "mf_epochs": 10, "mf_center": False, "width": 0.7, "weight_dtype": "float16",
                 "init": "random", "init_max_iterations": 10, "init_tol": 1e-7,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from .. import codes as C
-from .base import CodeModel, Method
+from .base import TUNE_RATINGS, CodeModel, Method
 from .blocks import RatingGraph, fit_blocks, scale_ratings
 
 #: The alpha (= beta) values searched on validation: the DCF paper tunes both
@@ -104,7 +104,7 @@ class DCFMethod(Method):
 
     def defaults(self, dataset: str, bits: int) -> dict:
         a = CHOSEN.get((dataset, int(bits)), 0.1)
-        return {"alpha": a, "beta": a, "tune": True,
+        return {"alpha": a, "beta": a, "tune": True, "tune_ratings": TUNE_RATINGS,
                 "alpha_grid": list(PAPER_GRID), "beta_grid": list(PAPER_GRID), "grid_tied": True,
                 "max_iterations": 50, "max_sweeps": 5, "init": "relaxed", "init_max_iterations": 50,
                 "init_tol": 1e-5, "init_x_factor": 1.0, "init_count_weighted": True,

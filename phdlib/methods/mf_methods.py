@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import codes as C
-from .base import CodeModel, Method, VectorModel
+from .base import TUNE_RATINGS, CodeModel, Method, VectorModel
 from .mf import SCOPES, THRESHOLDS, binarize, fit_als, fit_sgd
 
 #: Implementation revision, part of every MF config (hence of the results
@@ -181,11 +181,12 @@ class BinarizedMF(_MFBase):
 #: MF as the paper ran it (the CCCF repository's ``MF.m``): lr 0.001, factors
 #: uniform in [0, 1]; grids of reg (powers of ten 0.001..10) and epochs; the
 #: single point (``tune=False``) is what the full grid chooses on ML-1M.
-SGD_DEFAULTS = {"lr": 0.001, "init": "uniform01", "tune": True,
+SGD_DEFAULTS = {"lr": 0.001, "init": "uniform01", "tune": True, "tune_ratings": TUNE_RATINGS,
                 "reg_grid": [0.001, 0.01, 0.1, 1.0, 10.0], "epochs_grid": [10, 20, 50, 100, 200],
                 "reg": 1.0, "epochs": 200}
 #: ALS-WR (Zhou et al. 2008): each row's ridge weight reg times its number of ratings.
-ALS_DEFAULTS = {"tune": True, "reg_grid": [0.025, 0.05, 0.1, 0.2, 0.4], "epochs_grid": [5, 10, 20],
+ALS_DEFAULTS = {"tune": True, "tune_ratings": TUNE_RATINGS,
+                "reg_grid": [0.025, 0.05, 0.1, 0.2, 0.4], "epochs_grid": [5, 10, 20],
                 "reg": 0.1, "epochs": 10, "weighted": True, "init_scale": 0.1}
 
 MF = VectorMF("mf", "MF", "sgd", True, "MF by SGD as in the CCCF repository (the paper's MF)",

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..evaluation import DISTANCES, evaluate_codes
 from ..metrics import METRICS
-from .base import CodeModel, Method
+from .base import TUNE_RATINGS, CodeModel, Method
 from .stopping import EarlyStopping
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
     cfg = {
         "distance": distance, "user_bias": bool(user_bias),
         "lr": lr, "train_sampling": sampling,
-        "tune": False, "tune_bits": 64, "lr_grid": list(LR_GRID),
+        "tune": False, "tune_bits": 64, "tune_ratings": TUNE_RATINGS, "lr_grid": list(LR_GRID),
         "train_sampling_grid": list(SAMPLING_GRID),
         "batch_size": 400, "init_range": 1.0, "eval_sampling": "deterministic",
         "user_mask_grad": True, "target_map": "released", "noise_std": 1.0,

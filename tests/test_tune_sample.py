@@ -1,0 +1,101 @@
+"""Grids chosen on a user sample (``tune_ratings``): the sample, the run path, the grid runner."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phdlib import data, experiments as E, results, runner, training
+
+#: mf-als with a 2 x 2 grid (a second on the tiny split) chosen on at most CAP ratings.
+CAP = 500
+OV = {"tune_ratings": CAP, "reg_grid": [0.1, 1.0], "epochs_grid": [2, 3]}
+
+
+def _users(r):
+    return np.bincount(r.user)
+
+
+def test_sample_keeps_whole_users_within_the_cap(synthetic_split):
+    sp = synthetic_split
+    s = data.sample_users(sp, CAP, seed=0)
+    info = s.dataset.preprocessing["user_sample"]
+    n = sum(len(p) for p in (s.train, s.valid, s.test))
+    assert n == info["ratings"] <= CAP < info["of_ratings"] == sp.dataset.n_ratings
+    assert s.dataset.n_ratings == n and s.dataset.n_items == sp.dataset.n_items
+    assert s.fingerprint != sp.fingerprint and s.dataset.n_users == info["users"] < sp.dataset.n_users
+    # every kept user has all the rows it had in each part, under its new id
+    old = sp.dataset.user_ids
+    for part in ("train", "valid", "test"):
+        full, sub = getattr(sp, part), getattr(s, part)
+        pos = {u: k for k, u in enumerate(old)}
+        for new_u, orig in enumerate(s.dataset.user_ids):
+            u = pos[orig]
+            a = sorted(zip(full.item[full.user == u], full.rating[full.user == u]))
+            b = sorted(zip(sub.item[sub.user == new_u], sub.rating[sub.user == new_u]))
+            assert a == b
+    # the next user of the draw would not have fitted: the sample is as large as allowed
+    counts = sum(np.bincount(p.user, minlength=sp.dataset.n_users) for p in (sp.train, sp.valid, sp.test))
+    order = np.random.default_rng(0).permutation(sp.dataset.n_users)
+    assert n + counts[order[info["users"]]] > CAP
+
+
+def test_sample_is_seeded_and_the_split_itself_when_it_fits(synthetic_split):
+    sp = synthetic_split
+    a, b, c = (data.sample_users(sp, CAP, seed=s) for s in (0, 0, 1))
+    assert a.fingerprint == b.fingerprint and np.array_equal(a.train.user, b.train.user)
+    assert c.fingerprint != a.fingerprint
+    assert data.sample_users(sp, 10**9) is sp
+    assert not data.needs_sample(sp, None) and data.needs_sample(sp, CAP)
+    for bad in (0, -5, 2.5, True, "many"):
+        with pytest.raises(ValueError, match="tune_ratings must be a positive integer"):
+            data.sample_users(sp, bad)
+
+
+def test_grid_chosen_on_the_sample_and_point_trained_on_all(synthetic_split, tmp_path, monkeypatch):
+    sp = synthetic_split
+    fits = []
+    from phdlib.methods import mf_methods
+
+    real = mf_methods._MFBase.fit_grid
+
+    def spy(self, split, bits, seed, configs, progress=False):
+        configs = list(configs)
+        fits.append((split.fingerprint, seed, len(configs)))
+        yield from real(self, split, bits, seed, configs, progress)
+
+    monkeypatch.setattr(mf_methods._MFBase, "fit_grid", spy)
+    r0 = training.run("mf-als", sp, 16, 0, overrides=OV, root=tmp_path, progress=False)
+    sample = training.tune_split(sp, r0.config)
+    at = r0.extra["tuned_at"]["sample"]
+    assert at["fingerprint"] == sample.fingerprint and at["ratings"] <= CAP
+    assert at["of_ratings"] == sp.dataset.n_ratings
+    assert len(r0.grid) == 4 and r0.grid["chosen"].sum() == 1
+    # the grid ran on the sample, the chosen point once on all the data
+    assert fits[0] == (sample.fingerprint, 0, 4)
+    assert fits[1] == (sp.fingerprint, 0, 1)
+    assert r0.fingerprint == sp.fingerprint
+    assert len(r0.per_user) > at["users"]  # evaluated on every user, not the sample's
+    # the tuned model is the chosen point's fit on the full split
+    point = results.find("mf-als", sp.dataset.name, 16, 0,
+                         {**r0.config, **r0.extra["chosen"], "tune": False}, sp.fingerprint,
+                         root=tmp_path)
+    assert point is not None and point.metrics["ndcg@10"] == r0.metrics["ndcg@10"]
+    # another seed reuses the choice: one more fit, on the full split, no grid
+    r1 = training.run("mf-als", sp, 16, 1, overrides=OV, root=tmp_path, progress=False)
+    assert fits[2:] == [(sp.fingerprint, 1, 1)]
+    assert r1.extra["chosen"] == r0.extra["chosen"] and r1.extra["tuned_at"]["sample"] == at
+    # above the cap nothing changes: the grid is chosen on the split itself
+    r2 = training.run("mf-als", sp, 16, 0, overrides={**OV, "tune_ratings": 10**6},
+                      root=tmp_path, progress=False)
+    assert "tuned_at" not in r2.extra and fits[3] == (sp.fingerprint, 0, 4)
+
+
+def test_runner_keeps_a_sampled_grid_whole():
+    """Points of a grid chosen on a sample are runs on the sample, not cells of the
+    dataset: the runner does not expand them (VH's grid expands without a sample)."""
+    assert data.load_split("synthetic").dataset.n_ratings > CAP
+    opts = E.freeze({"tune_ratings": CAP})
+    cell = E.Cell("synthetic", "vh", 32, seed=1, options=opts)
+    assert runner.grid_cells([cell]) == [E.Cell("synthetic", "vh", 64, 0, opts)]
+    unsampled = runner.grid_cells([E.Cell("synthetic", "vh", 32, seed=1)])
+    assert len(unsampled) == 4 and all(c.bits == 64 and c.seed == 0 for c in unsampled)
