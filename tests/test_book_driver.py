@@ -289,7 +289,7 @@ def test_lab_opens_chapters_as_notebooks(tmp_path):
                                             ("ml-1m", False), (None, False)])
 def test_a_book_on_synthetic_data_says_so_on_every_page(tmp_path, dataset, banner):
     (tmp_path / "_config.yml").write_text("title: t\nhtml:\n  use_download_button: true\n")
-    book._stage_synthetic_banner(tmp_path, dataset)
+    book.stage_synthetic_banner(tmp_path, dataset)
     cfg = yaml.safe_load((tmp_path / "_config.yml").read_text())
     assert cfg["html"]["use_download_button"] is True
     got = cfg["html"].get("announcement", "")
