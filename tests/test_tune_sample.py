@@ -99,3 +99,59 @@ def test_runner_keeps_a_sampled_grid_whole():
     assert runner.grid_cells([cell]) == [E.Cell("synthetic", "vh", 64, 0, opts)]
     unsampled = runner.grid_cells([E.Cell("synthetic", "vh", 32, seed=1)])
     assert len(unsampled) == 4 and all(c.bits == 64 and c.seed == 0 for c in unsampled)
+
+
+def test_compare_sets_sample_grids_beside_the_full_grid(synthetic_split, tmp_path, monkeypatch):
+    from phdlib import methods, sample_tuning
+
+    assert "mf-als" in sample_tuning.tunable("synthetic")
+    assert "item-mean" not in sample_tuning.tunable("synthetic")
+    small = {"reg_grid": [0.1, 1.0], "epochs_grid": [2, 3]}
+    real = methods.get("mf-als").defaults
+
+    def defaults(dataset, bits):  # a grid small enough for a unit test
+        return {**real(dataset, bits), **small}
+
+    with monkeypatch.context() as mp:
+        mp.setattr(methods.get("mf-als"), "defaults", defaults)
+        df = sample_tuning.compare(synthetic_split, [CAP, 800], names=["mf-als"], bits=16,
+                                   root=tmp_path, progress=False)
+    assert list(df["cap"]) == [CAP, 800] and (df["sample_ratings"] <= df["cap"]).all()
+    assert (df["of_ratings"] == synthetic_split.dataset.n_ratings).all()
+    full = training.run("mf-als", synthetic_split, 16, 0, overrides=small, root=tmp_path,
+                        progress=False)
+    assert "tuned_at" not in full.extra  # the all-data grid: the default config, not sampled
+    assert (df["test_ndcg@10_all"] == full.metrics["ndcg@10"]).all()
+    assert np.allclose(df["difference"], df["test_ndcg@10_sample"] - df["test_ndcg@10_all"])
+    assert set(df["same"]) <= {True, False}
+    out = sample_tuning.save(tmp_path / "c.json", df, "synthetic", synthetic_split.fingerprint,
+                             command="test")
+    back = sample_tuning.load(out)
+    assert back["provenance"]["split_fingerprint"] == synthetic_split.fingerprint
+    assert back["rows"]["chosen_sample"].tolist() == df["chosen_sample"].tolist()
+    (tmp_path / "bad.json").write_text('{"format": "phd-scale", "rows": [], "provenance": {}}')
+    with pytest.raises(ValueError, match="bad.json: not a comparison"):
+        sample_tuning.load(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="not smaller than"):
+        sample_tuning.compare(synthetic_split, [10**7], names=["mf-als"])
+
+
+def test_tune_sample_report_reads_the_comparison():
+    import pandas as pd
+
+    from phdlib.report import scale as rscale
+
+    rows = pd.DataFrame({
+        "method": ["mf", "dcf", "mf", "dcf"], "bits": 64, "cap": [100, 100, 200, 200],
+        "of_ratings": 1000, "sample_users": [9, 9, 19, 19], "sample_ratings": [98, 98, 197, 197],
+        "chosen_all": "reg=1", "chosen_sample": ["reg=1", "reg=0.1", "reg=1", "reg=1"],
+        "same": [True, False, True, True], "test_ndcg@10_all": [0.5, 0.4, 0.5, 0.4],
+        "test_ndcg@10_sample": [0.5, 0.38, 0.5, 0.4], "difference": [0.0, -0.02, 0.0, 0.0],
+        "grid_s_all": [60.0, 60.0, 60.0, 60.0], "grid_s_sample": [6.0, 6.0, 12.0, 12.0]})
+    first, second = rscale.tune_sample_findings(rows)
+    assert "at most 100 ratings (1/10 of the data)" in first
+    assert "1 of 2 methods" in first and "-0.0200 to +0.0000" in first and "DCF" in first
+    assert "0.2 min against 2.0 min" in first
+    assert "2 of 2 methods" in second
+    t = rscale.tune_sample_table(rows)
+    assert list(t["sample"])[:1] == ["98 (9 users)"] and "chosen on the sample" in t

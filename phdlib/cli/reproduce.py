@@ -17,7 +17,8 @@ def _reproduce(args) -> int:
         if args.method:
             cells = experiments.only_methods(cells, args.method)
         log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-        log(experiments.profile_note(args.profile, sorted({c.method for c in cells})))
+        log(experiments.profile_note(args.profile, sorted({c.method for c in cells}),
+                                     args.dataset, args.data_dir))
         log(f"{len(cells)} cells on {args.dataset}; "
             + (f"Dask scheduler {args.dask}" if args.dask else f"jobs={args.jobs}"))
         t0 = time.perf_counter()

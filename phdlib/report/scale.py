@@ -122,3 +122,33 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFram
     g["projected hours"] = g["projected_minutes"] / 60
     g["within 60 min"] = g["projected_minutes"] <= TARGET_MINUTES
     return g.sort_values("ratings")
+
+
+def tune_sample_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`phdlib.sample_tuning.compare` frame for reading: per method and
+    sample size, the two choices, whether they agree, and the test NDCG@10 of
+    each choice trained on all the data (and their difference)."""
+    t = rows.assign(method=rows["method"].map(label),
+                    sample=[f"{r:,} ({u:,} users)" for r, u in
+                            zip(rows["sample_ratings"], rows["sample_users"])])
+    return t[["method", "sample", "chosen_all", "chosen_sample", "same",
+              "test_ndcg@10_all", "test_ndcg@10_sample", "difference"]].rename(
+        columns={"chosen_all": "chosen on all", "chosen_sample": "chosen on the sample"})
+
+
+def tune_sample_findings(rows: pd.DataFrame) -> list[str]:
+    """One sentence per sample size: how often the sample chose as all the data
+    did, and what its choice costs in test NDCG@10."""
+    out = []
+    for cap, g in rows.groupby("cap", sort=True):
+        of_ratings = int(g["of_ratings"].iloc[0])
+        d = g["difference"]
+        worst = g.loc[d.idxmin()]
+        out.append(
+            f"A sample of at most {cap:,} ratings (1/{of_ratings / cap:.0f} of the data): the "
+            f"same point as on all the data for {int(g['same'].sum())} of {len(g)} methods; the "
+            f"sample's choice changes test NDCG@10 by {d.min():+.4f} to {d.max():+.4f} (mean "
+            f"{d.mean():+.4f}; the largest loss {label(worst['method'])}'s); its grids "
+            f"trained for {g['grid_s_sample'].sum() / 60:.1f} min against "
+            f"{g['grid_s_all'].sum() / 60:.1f} min on all the data.")
+    return out
