@@ -93,6 +93,43 @@ def test_catalogue_ranks_every_unrated_item_and_is_harder():
     assert (full["n_ranked"] == 40).all()
 
 
+def _catalogue_models(rng, split):
+    nu, ni = split.dataset.n_users, split.dataset.n_items
+    yield _codes(rng, split, bits=8)[0]                      # few distances: large ties
+    yield _codes(rng, split, bits=64, ranks_by="phd")[0]
+    yield VectorModel(4, {"user_vectors": rng.normal(size=(nu, 4)),
+                          "item_vectors": rng.normal(size=(ni, 4))}, "score")
+    yield ItemScoreModel(0, {"item_scores": rng.integers(0, 3, ni).astype(float)})
+    yield ItemScoreModel(0, {"item_scores": np.zeros(ni)})   # one tie group of everything
+
+
+@pytest.mark.parametrize("discount", ["paper", "released"])
+@pytest.mark.parametrize("exclude", [("train", "valid"), ()])
+def test_catalogue_counting_equals_sorting_bit_for_bit(discount, exclude):
+    """Under expected ties the catalogue counts items against the test keys instead of
+    sorting each row: the numbers must be those of the general (sorting) path, exactly."""
+    rng = np.random.default_rng(11)
+    split = _split(rng, n_users=50, n_items=60)
+    for model in _catalogue_models(rng, split):
+        for ks in ((5, 10), (1, 3, 20)):
+            fast = E.evaluate_catalogue(model, split, exclude=exclude, discount=discount, ks=ks,
+                                        block=7)
+            slow = E.evaluate_catalogue(model, split, exclude=exclude, discount=discount, ks=ks,
+                                        block=7, sort=True)
+            pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+
+
+def test_catalogue_with_a_zero_rating_takes_the_sorting_path():
+    """A test rating of 0 would make relevance-0 items top-rated for RR: the counting
+    path does not apply, and the result is still the general path's."""
+    rng = np.random.default_rng(12)
+    split = _split(rng)
+    split.test.rating[::7] = 0.0
+    model = _codes(rng, split)[0]
+    pd.testing.assert_frame_equal(E.evaluate_catalogue(model, split),
+                                  E.evaluate_catalogue(model, split, sort=True), check_exact=True)
+
+
 def test_catalogue_rejects_an_overlapping_split():
     rng = np.random.default_rng(5)
     split = _split(rng)

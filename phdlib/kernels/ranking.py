@@ -141,3 +141,115 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
                 if rr[p] == maxr:
                     out_mrr[u] = 1.0 / (p + 1)
                     break
+
+
+@nb.njit(cache=True, parallel=True)
+def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr, out_n,
+                       int_max=-1):
+    """Expected-tie NDCG@k and MRR of a block of users over the full catalogue.
+
+    The same numbers as :func:`evaluate_segments` (``MODE_EXPECTED``) on each
+    row's kept items, where every kept item outside the user's test set has
+    relevance 0, without sorting the row: an item of relevance 0 only moves
+    the positions of the test items' tie groups, so it is enough to count,
+    per distinct test key, the kept items with a smaller key and with the same
+    key (a binary search among the row's test keys per item).
+
+    key: float64 (B, I), the ranking key of every item for each row (smaller
+        first); keep: bool (B, I), the items ranked (the test items among them);
+    tptr: int64 (B + 1,), titem: int64, trel: float64 (> 0): row b's test items
+        and ratings are ``[tptr[b], tptr[b + 1])``, at least one per row;
+    ks, disc: as :func:`evaluate_segments`; out_ndcg: float64 (B, K),
+    out_mrr: float64 (B,), out_n: int64 (B,) (items ranked), written;
+    int_max: when >= 0, every key is an integer in ``0..int_max`` (a code
+    distance), and the items are counted in a histogram of the key values
+    instead (no search).
+    """
+    n_rows, n_items = key.shape
+    nk = ks.shape[0]
+    kmax = 0
+    for j in range(nk):
+        if ks[j] > kmax:
+            kmax = ks[j]
+    for b in nb.prange(n_rows):
+        s = tptr[b]
+        t = tptr[b + 1] - s
+        tk = np.empty(t, dtype=np.float64)
+        tr = np.empty(t, dtype=np.float64)
+        for q in range(t):
+            tk[q] = key[b, titem[s + q]]
+            tr[q] = trel[s + q]
+        uk = np.unique(tk)
+        nu = uk.shape[0]
+        eq = np.zeros(nu, dtype=np.int64)
+        below = np.zeros(nu + 1, dtype=np.int64)  # keys between uk[j - 1] and uk[j]
+        n = 0
+        if int_max >= 0:
+            hist = np.zeros(int_max + 2, dtype=np.int64)
+            for i in range(n_items):
+                if keep[b, i]:
+                    hist[int(key[b, i])] += 1
+            v = 0  # walk the histogram once, in step with the sorted test keys
+            for j in range(nu):
+                kv = int(uk[j])
+                while v < kv:
+                    below[j] += hist[v]
+                    v += 1
+                eq[j] = hist[kv]
+                v = kv + 1
+            for x in range(int_max + 1):
+                n += hist[x]
+        else:
+            lo = uk[0]
+            hi = uk[nu - 1]
+            for i in range(n_items):
+                if keep[b, i]:
+                    n += 1
+                    x = key[b, i]
+                    if x > hi:  # after every test item: moves none of them
+                        continue
+                    if x < lo:
+                        below[0] += 1
+                        continue
+                    j = np.searchsorted(uk, x)
+                    if j < nu and uk[j] == x:
+                        eq[j] += 1
+                    else:
+                        below[j] += 1
+        gsum = np.zeros(nu)
+        rtop = np.zeros(nu, dtype=np.int64)
+        ideal = np.sort(tr.copy())
+        maxr = ideal[t - 1]
+        for q in range(t):
+            j = np.searchsorted(uk, tk[q])
+            gsum[j] += 2.0 ** tr[q] - 1.0
+            if tr[q] == maxr:
+                rtop[j] += 1
+        for j in range(nk):
+            m = min(ks[j], t)
+            idcg = 0.0
+            for p in range(m):
+                idcg += (2.0 ** ideal[t - 1 - p] - 1.0) * disc[p]
+            out_ndcg[b, j] = idcg
+        dcg = np.zeros(nk)
+        mrr = -1.0
+        a = 0
+        for j in range(nu):
+            a += below[j]
+            g = eq[j]
+            if a < kmax:
+                for c in range(nk):
+                    top = min(a + g, ks[c])
+                    if a < top:
+                        dsum = 0.0
+                        for p in range(a, top):
+                            dsum += disc[p]
+                        dcg[c] += gsum[j] * dsum / g
+            if mrr < 0.0 and rtop[j] > 0:
+                mrr = expected_reciprocal_rank(a, g, rtop[j])
+            a += g
+        for c in range(nk):
+            idcg = out_ndcg[b, c]
+            out_ndcg[b, c] = dcg[c] / idcg if idcg > 0.0 else 0.0
+        out_mrr[b] = mrr
+        out_n[b] = n
