@@ -40,8 +40,11 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
     client_store = tmp_path / "client-results"
     monkeypatch.setenv("PHD_RESULTS_DIR", str(client_store))
     monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path / "client-cache"))
-    # tuned methods: MF's grid (one anchor run, reused by seed 1) and CCCF's parallel points
+    # tuned methods: MF's grid (one anchor run, reused by seed 1) and CCCF's parallel points;
+    # MF-ALS's grid chosen on a user sample (the anchor tunes on the sample on a worker)
+    sampled = {"tune_ratings": 300_000}
     cells = E.Grid(["synthetic"], [E.Block(["mf-mean", "cccf"], [8], [0, 1]),
+                                   E.Block(["mf-als"], [8], [0, 1], [sampled]),
                                    E.Block(["item-mean", "popularity"], [8], [0, 1])],
                    profile="full").cells()
     with _cluster(tmp_path) as cluster, distributed.Client(cluster) as client:
@@ -66,6 +69,12 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
     for w in ("a", "b"):  # nothing written on the workers' own folders
         assert _files(tmp_path / w / "results") == [], w
     assert not any(p.name.startswith(".") for p in client_store.rglob("*") if p.is_dir())
+    als = [results.load(p) for c, p in zip(rep["cell"], rep["path"]) if c.method == "mf-als"]
+    assert len(als) == 2 and als[0].extra["chosen"] == als[1].extra["chosen"]
+    assert all(r.extra["tuned_at"]["sample"]["ratings"] <= 300_000 for r in als)
+    sample_fp = als[0].extra["tuned_at"]["sample"]["fingerprint"]
+    fps = [results.load(p).fingerprint for p in idx.loc[idx["method"] == "mf-als", "path"]]
+    assert fps.count(sample_fp) == len(als[0].grid) + 1  # the grid's points, its tuned run
     # the client has everything: a second call trains nothing
     rep2 = E.run_grid(cells, jobs=1, progress=False)
     assert (rep2["status"] == "stored").all()
