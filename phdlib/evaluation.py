@@ -171,6 +171,9 @@ def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.Da
 
     ks = tuple(metrics._check_k(k) for k in ks)
     vals = np.asarray(vals)
+    if vals.dtype.kind == "f" and not np.isfinite(vals[keep]).all():
+        raise ValueError("values contain NaN or infinite entries; a ranking needs finite "
+                         "dissimilarities or scores")
     # code distances are small non-negative integers: counted in a histogram
     int_max = (int(vals.max()) if vals.dtype.kind in "iu" and kind == "dissimilarity"
                and vals.size and vals.min() >= 0 and vals.max() <= 1 << 16 else -1)

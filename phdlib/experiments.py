@@ -231,12 +231,13 @@ def sample_note(dataset: str, method_names: Iterable[str], data_dir=None) -> str
     ``dataset`` (more ratings than their ``tune_ratings``), or ``""`` when they are not."""
     from .data import needs_sample
 
+    from .training import config_of
+
     split = load_split(dataset, data_dir=data_dir)
     out = []
-    for cap in sorted({methods.resolve_config(m, dataset, 64).get("tune_ratings")
-                       for m in method_names if "tune" in methods.get(m).defaults(dataset, 64)}
-                      - {None}):
-        if needs_sample(split, cap):
+    for cap in sorted({config_of(m, split, 64)[0].get("tune_ratings")
+                       for m in method_names} - {None}):
+        if needs_sample(split, cap):  # config_of kept the cap: a grid draws a sample
             from .training import tune_split
 
             s = tune_split(split, {"tune_ratings": cap})

@@ -52,8 +52,8 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
         row = dict(zip(_STATUS_COLUMNS, (c, c.dataset, c.method, c.bits, c.seed,
                                          ",".join(f"{k}={v}" for k, v in c.options),
                                          None, None, "missing", None)))
-        cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
         split = _load_split(c.dataset, c.split_seed, data_dir)
+        cfg = training.config_of(c.method, split, c.bits, c.overrides)[0]
         key = results.run_key(c.method, c.dataset, c.bits, c.seed, cfg, split.fingerprint)
         path = results.run_path(c.method, c.dataset, key, root)
         row.update(key=key, path=str(path))
@@ -223,13 +223,16 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     t_start = time.perf_counter()
     st = status(cells, root=root, data_dir=data_dir)
     missing = [c for c, s in zip(st["cell"], st["status"]) if s == "missing"]
-    points = [c for c in grid_cells(missing, data_dir) if c not in set(cells)]
+    # tuning points and tuned anchors first, even an anchor that is also a cell asked
+    # for: the other seeds' cells then reuse its choice instead of tuning it again
+    first = grid_cells(missing, data_dir)
+    points = [c for c in first if c not in set(cells)]
     if points:
         st = pd.concat([status(points, root=root, data_dir=data_dir), st], ignore_index=True)
     st["seconds"] = 0.0
     st["ndcg@10"] = float("nan")
     outcomes: list = []
-    for phase in (set(points), set(cells)):
+    for phase in (set(first), set(cells)):
         todo, twins = _missing(st, phase)
         if todo and dask is not None:
             from .cluster import execute as execute_on_cluster

@@ -262,9 +262,7 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
     """
     bits, seed = check_bits_seed(bits, seed)
     method = methods.get(name)
-    cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
-    tune_bits = int(cfg.get("tune_bits") or bits)
-    points = method.grid(cfg, tune_bits)
+    cfg, points, tune_bits = config_of(name, split, bits, overrides)
     _check_grid_overrides(method, split.dataset.name, bits, points, overrides)
     if reuse:
         found = results.find(name, split.dataset.name, bits, seed, cfg, split.fingerprint, root=root)
@@ -283,6 +281,28 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
     if store:
         store_run(r, root)
     return r
+
+
+def config_of(name: str, split, bits: int, overrides: dict | None = None):
+    """``(config, grid points, tune_bits)`` of a run of ``name`` on ``split``: the config
+    as the run is keyed and stored.
+
+    ``tune_ratings`` stays in the config only where it draws a sample (a grid,
+    on data with more ratings than it): a run that draws none is the same run
+    whatever the cap, and keeps the key it had before the key existed. A bad
+    value is a ``ValueError`` naming it.
+    """
+    from .data import needs_sample
+
+    cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
+    tune_bits = int(cfg.get("tune_bits") or bits)
+    points = methods.get(name).grid(cfg, tune_bits)
+    if "tune_ratings" in cfg:
+        cap = cfg["tune_ratings"]
+        sampled = needs_sample(split, cap)  # validates cap (None: never)
+        if not (points and sampled):
+            del cfg["tune_ratings"]
+    return cfg, points, tune_bits
 
 
 def store_run(run: results.Run, root=None) -> bool:

@@ -49,6 +49,8 @@ def test_sample_is_seeded_and_the_split_itself_when_it_fits(synthetic_split):
     for bad in (0, -5, 2.5, True, "many"):
         with pytest.raises(ValueError, match="tune_ratings must be a positive integer"):
             data.sample_users(sp, bad)
+        with pytest.raises(ValueError, match="tune_ratings must be a positive integer"):
+            training.config_of("mf-als", sp, 16, {"tune_ratings": bad})
 
 
 def test_grid_chosen_on_the_sample_and_point_trained_on_all(synthetic_split, tmp_path, monkeypatch):
@@ -75,19 +77,55 @@ def test_grid_chosen_on_the_sample_and_point_trained_on_all(synthetic_split, tmp
     assert fits[1] == (sp.fingerprint, 0, 1)
     assert r0.fingerprint == sp.fingerprint
     assert len(r0.per_user) > at["users"]  # evaluated on every user, not the sample's
-    # the tuned model is the chosen point's fit on the full split
-    point = results.find("mf-als", sp.dataset.name, 16, 0,
-                         {**r0.config, **r0.extra["chosen"], "tune": False}, sp.fingerprint,
-                         root=tmp_path)
+    # the tuned model is the chosen point's fit on the full split; the anchor's key
+    # holds the cap (it drew a sample), the point's does not (it draws none)
+    assert r0.config["tune_ratings"] == CAP
+    cfg = training.config_of("mf-als", sp, 16, {**OV, **r0.extra["chosen"], "tune": False})[0]
+    assert "tune_ratings" not in cfg
+    point = results.find("mf-als", sp.dataset.name, 16, 0, cfg, sp.fingerprint, root=tmp_path)
     assert point is not None and point.metrics["ndcg@10"] == r0.metrics["ndcg@10"]
     # another seed reuses the choice: one more fit, on the full split, no grid
     r1 = training.run("mf-als", sp, 16, 1, overrides=OV, root=tmp_path, progress=False)
     assert fits[2:] == [(sp.fingerprint, 1, 1)]
     assert r1.extra["chosen"] == r0.extra["chosen"] and r1.extra["tuned_at"]["sample"] == at
-    # above the cap nothing changes: the grid is chosen on the split itself
+    # above the cap nothing changes: the grid is chosen on the split itself; its point
+    # chosen on the sample is the same run as above (reused), the other three are fitted
     r2 = training.run("mf-als", sp, 16, 0, overrides={**OV, "tune_ratings": 10**6},
                       root=tmp_path, progress=False)
-    assert "tuned_at" not in r2.extra and fits[3] == (sp.fingerprint, 0, 4)
+    assert "tuned_at" not in r2.extra and fits[3] == (sp.fingerprint, 0, 3)
+    assert "tune_ratings" not in r2.config and len(r2.grid) == 4
+    # a cap that draws no sample is the same run as no cap at all
+    r3 = training.run("mf-als", sp, 16, 0, overrides={**OV, "tune_ratings": None},
+                      root=tmp_path, progress=False)
+    assert r3.key == r2.key and len(fits) == 4
+
+
+def test_run_grid_tunes_a_sampled_grid_once_for_every_seed(synthetic_split, tmp_path,
+                                                           monkeypatch):
+    """Seeds 0, 1 and 2 asked for together: the anchor (seed 0) runs first, the others
+    reuse its choice; the sample's grid is fitted once."""
+    from phdlib.methods import mf_methods
+
+    sp = synthetic_split
+    real = mf_methods._MFBase.fit_grid
+    calls = []
+
+    def spy(self, split, bits, seed, configs, progress=False):
+        configs = list(configs)
+        calls.append((split.fingerprint, seed, len(configs)))
+        yield from real(self, split, bits, seed, configs, progress)
+
+    monkeypatch.setattr(mf_methods._MFBase, "fit_grid", spy)
+    monkeypatch.setattr(E, "load_split", lambda ds, seed=0, data_dir=None: sp)
+    cells = [E.Cell("synthetic", "mf-als", 16, s, E.freeze(OV)) for s in (0, 1, 2)]
+    import joblib
+
+    with joblib.parallel_config(backend="threading"):  # three at once, the spy visible
+        rep = E.run_grid(cells, jobs=3, root=tmp_path, progress=False, name="sampled")
+    assert list(rep["status"]) == ["ran", "ran", "ran"]
+    sample = training.tune_split(sp, {"tune_ratings": CAP})
+    assert [c for c in calls if c[0] == sample.fingerprint] == [(sample.fingerprint, 0, 4)]
+    assert sorted(c[1] for c in calls if c[0] == sp.fingerprint) == [0, 1, 2]
 
 
 def test_runner_keeps_a_sampled_grid_whole():
