@@ -188,7 +188,8 @@ def test_tune_sample_report_reads_the_comparison():
         "grid_s_all": [60.0, 60.0, 60.0, 60.0], "grid_s_sample": [6.0, 6.0, 12.0, 12.0]})
     first, second = rscale.tune_sample_findings(rows)
     assert "at most 100 ratings (1/10 of the data)" in first
-    assert "1 of 2 methods" in first and "-0.0200 to +0.0000" in first and "DCF" in first
+    assert "1 of 2 methods" in first and "-0.0200 to +0.0000" in first
+    assert "more than 0.01 for DCF (-0.0200)" in first and "0.01 for no method" in second
     assert "0.2 min against 2.0 min" in first
     assert "2 of 2 methods" in second
     t = rscale.tune_sample_table(rows)
