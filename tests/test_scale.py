@@ -130,3 +130,19 @@ def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_s
     d = rscale.projected_by_dataset(full, quick)
     assert list(d.index) == ["c"] and np.isnan(d.loc["c", "projected_minutes"])
     assert d.loc["c", "quick_minutes"] == pytest.approx(1.5)
+
+
+def test_by_dataset_does_not_call_a_partial_sweep_within_the_target():
+    import pandas as pd
+
+    from phdlib.report import scale as rscale
+
+    cells = pd.DataFrame({"dataset": ["a", "a", "b", "b"], "method": ["x", "y", "x", "y"],
+                          "bits": 64, "wall_s": [60.0, 60.0, 60.0, 5000.0], "cpu_s": 1.0,
+                          "peak_rss_mb": 100.0, "users": 1, "items": 1,
+                          "ratings": [10, 10, 20, 20]})
+    whole = rscale.by_dataset(cells)
+    assert list(whole["within 60 min"]) == [True, False]
+    part = rscale.by_dataset(cells.iloc[[0, 2, 3]], expected=2)
+    assert part.loc["a", "within 60 min"] is pd.NA          # 1 of 2 cells, under the target
+    assert part.loc["b", "within 60 min"] == False  # noqa: E712 - already over it
