@@ -99,3 +99,28 @@ def records(df) -> list[dict]:
 def write_json(path: Path | str, obj: Any, indent: int | None = 1) -> Path:
     """Write ``obj`` as JSON to ``path`` atomically (numpy values allowed)."""
     return write_text(path, json.dumps(obj, indent=indent, default=json_default))
+
+
+def read_recorded(path: Path | str, fmt: str, what: str, short: str, writer: str,
+                  need=()) -> dict:
+    """A recorded measurement written as ``{"format": fmt, "provenance": {...}, "rows": [...]}``.
+
+    Returns ``{"provenance": dict, "rows": DataFrame}``; ``ValueError`` naming the
+    file when it cannot be read (``what``: e.g. "scale sweep"), is not of format
+    ``fmt`` (written by ``writer``), or its rows lack a column of ``need``.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable {what} ({exc})") from None
+    if not isinstance(obj, dict) or obj.get("format") != fmt or \
+            not isinstance(obj.get("rows"), list) or not isinstance(obj.get("provenance"), dict):
+        raise ValueError(f"{path}: not a {short} written by {writer} "
+                         f"(expected format {fmt!r} with 'provenance' and 'rows')")
+    rows = pd.DataFrame(obj["rows"])
+    if len(rows) and not set(need) <= set(rows):
+        raise ValueError(f"{path}: rows lack {sorted(set(need) - set(rows))}")
+    return {"provenance": obj["provenance"], "rows": rows}

@@ -12,7 +12,6 @@ provenance (``phd tune-sample --out``); the chapter "Cost at scale" reads it.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -114,17 +113,7 @@ def save(path, rows: pd.DataFrame, dataset: str, fingerprint: str, command: str 
 def load(path) -> dict:
     """A comparison written by :func:`save`: ``{"provenance": dict, "rows": DataFrame}``;
     ``ValueError`` naming the file when it is not one."""
-    path = Path(path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable tuning-sample comparison ({exc})") from None
-    if not isinstance(obj, dict) or obj.get("format") != FORMAT or \
-            not isinstance(obj.get("rows"), list) or not isinstance(obj.get("provenance"), dict):
-        raise ValueError(f"{path}: not a comparison written by phdlib.sample_tuning.save "
-                         f"(expected format {FORMAT!r} with 'provenance' and 'rows')")
-    rows = pd.DataFrame(obj["rows"])
-    need = {"method", "cap", "same", "difference"}
-    if len(rows) and not need <= set(rows):
-        raise ValueError(f"{path}: rows lack {sorted(need - set(rows))}")
-    return {"provenance": obj["provenance"], "rows": rows}
+    from .io import read_recorded
+
+    return read_recorded(path, FORMAT, "tuning-sample comparison", "comparison",
+                         "phdlib.sample_tuning.save", need=("method", "cap", "same", "difference"))

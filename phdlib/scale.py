@@ -215,22 +215,10 @@ def load(path) -> dict:
 
     Raises ``ValueError`` naming the file when it is not a complete sweep.
     """
-    import json
+    from .io import read_recorded
 
-    path = Path(path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable scale sweep ({exc})") from None
-    if not isinstance(obj, dict) or obj.get("format") != "phd-scale" or \
-            not isinstance(obj.get("rows"), list) or not isinstance(obj.get("provenance"), dict):
-        raise ValueError(f"{path}: not a scale sweep written by phdlib.scale.save "
-                         "(expected format 'phd-scale' with 'provenance' and 'rows')")
-    rows = pd.DataFrame(obj["rows"])
-    need = {"dataset", "method", "bits"}
-    if len(rows) and not need <= set(rows):
-        raise ValueError(f"{path}: rows lack {sorted(need - set(rows))}")
-    return {"provenance": obj["provenance"], "rows": rows}
+    return read_recorded(path, "phd-scale", "scale sweep", "scale sweep",
+                         "phdlib.scale.save", need=("dataset", "method", "bits"))
 
 
 def per_cell(rows: pd.DataFrame) -> pd.DataFrame:

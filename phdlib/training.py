@@ -198,7 +198,7 @@ def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: in
     point = run(name, split, bits, seed, overrides={**config, **chosen, "tune": False},
                 reuse=reuse, store=store, progress=progress, root=root)
     at = {"bits": tune_bits, "seed": TUNE_SEED}
-    sample = (_sample_info(on, split) if anchor and on is not split
+    sample = (_sample_info(on) if anchor and on is not split
               else tuned.extra.get("tuned_at", {}).get("sample"))
     if sample:
         at["sample"] = sample
@@ -210,11 +210,12 @@ def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: in
                        arrays=point.arrays, log=point.log, grid=tuned.grid, extra=extra)
 
 
-def _sample_info(sample, split) -> dict:
-    """What ``extra["tuned_at"]["sample"]`` records of a grid's user sample."""
-    return {"users": int(sample.dataset.n_users), "ratings": int(sample.dataset.n_ratings),
-            "fingerprint": sample.fingerprint, "of_users": int(split.dataset.n_users),
-            "of_ratings": sum(len(r.user) for r in (split.train, split.valid, split.test))}
+def _sample_info(sample) -> dict:
+    """What ``extra["tuned_at"]["sample"]`` records of a grid's user sample (what
+    :func:`phdlib.data.sample_users` wrote into its preprocessing)."""
+    info = sample.dataset.preprocessing["user_sample"]
+    return {"users": info["users"], "ratings": info["ratings"], "fingerprint": sample.fingerprint,
+            "of_users": info["of_users"], "of_ratings": info["of_ratings"]}
 
 
 def grid_table(run: results.Run, value: str = "valid_ndcg@10", rows: str = "reg",

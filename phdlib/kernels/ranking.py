@@ -188,6 +188,7 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
             hist = np.zeros(int_max + 2, dtype=np.int64)
             for i in range(n_items):
                 if keep[b, i]:
+                    n += 1
                     hist[int(key[b, i])] += 1
             v = 0  # walk the histogram once, in step with the sorted test keys
             for j in range(nu):
@@ -197,8 +198,6 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
                     v += 1
                 eq[j] = hist[kv]
                 v = kv + 1
-            for x in range(int_max + 1):
-                n += hist[x]
         else:
             lo = uk[0]
             hi = uk[nu - 1]
