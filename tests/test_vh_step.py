@@ -8,6 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from phdlib.kernels import fpenv  # noqa: E402
 from phdlib.kernels import vh as K  # noqa: E402
 from phdlib.methods import vh, vh_step  # noqa: E402
 
@@ -113,6 +114,7 @@ def test_train_bench_rows_and_limits(monkeypatch):
     assert (df["ms_per_iteration"] > 0).all() and (df["bytes_per_step"] > 500 * 16 * 24).all()
     np.testing.assert_allclose(df["limit_ms"], np.maximum(df["traffic_ms"], df["arithmetic_ms"]))
     assert (df.loc[df.step == "autograd", "speedup"] == 1.0).all()
+    assert (df["subnormal_ms"] > 0).all() and (df["flushed_ms"] > 0).all()
     assert "over_limit" in TB.report(res) and res.to_json()["_run"]["batch_size"] == 400
 
 
@@ -121,3 +123,62 @@ def test_train_bench_cli_errors(capsys):
 
     assert main(["bench", "--train", "--threads", "999"]) == 2
     assert "phd: error: threads must be in" in capsys.readouterr().err
+
+
+def _long_tailed(n_users=100, common=100, rare=300, n=20_000, seed=0):
+    """Ratings where ``rare`` items have one rating each: with batches of 16 each
+    is touched once an epoch (1,250 steps), so its Adam moments go subnormal."""
+    rng = np.random.default_rng(seed)
+    items = np.concatenate([rng.integers(0, common, n - rare), common + np.arange(rare)])
+    return NS(user=rng.integers(0, n_users, n), item=items,
+              rating=rng.integers(1, 6, n).astype(np.float32)), n_users, common + rare
+
+
+def _moments(flush, threads=1, steps=3000, step="fused"):
+    train, nu, ni = _long_tailed()
+    cfg = vh.default_config("hamming")
+    cfg.update(batch_size=16, lr=0.005, train_sampling="stochastic")
+    tr = vh._Trainer(train, nu, ni, 16, (1, 5), cfg, 0, step, threads, flush=flush)
+    tr.steps(steps)
+    if step == "autograd":
+        state = tr.step.opt.state
+        return [(p.detach().numpy().copy(), state[p]["exp_avg"].numpy().copy(),
+                 state[p]["exp_avg_sq"].numpy().copy()) for p in tr.model.parameters()]
+    return [(s.p.copy(), s.m.copy(), s.v.copy()) for s in tr.step.params]
+
+
+def _subnormal(a):
+    return int(np.sum((a != 0) & (np.abs(a) < np.finfo(np.float32).tiny)))
+
+
+@pytest.mark.skipif(not fpenv.SUPPORTED, reason="no flush-to-zero mode known for this CPU")
+def test_flushing_subnormals_leaves_every_parameter_bit_for_bit():
+    slow, fast = _moments(False), _moments(True)
+    assert sum(_subnormal(m) for _, m, _ in slow) > 100  # the case does reach subnormals
+    for (p0, m0, v0), (p1, m1, v1) in zip(slow, fast):
+        assert _subnormal(m1) == _subnormal(v1) == 0
+        assert np.array_equal(p0.view(np.uint32), p1.view(np.uint32))
+        flushed = np.where(np.abs(m0) < np.finfo(np.float32).tiny, np.float32(0), m0)
+        assert np.array_equal(flushed, m1) and np.array_equal(v0, v1)
+
+
+@pytest.mark.skipif(not fpenv.SUPPORTED, reason="no flush-to-zero mode known for this CPU")
+def test_flushing_reaches_the_adam_worker_threads_and_the_autograd_step():
+    one, two = _moments(True), _moments(True, threads=2)
+    ref = _moments(True, step="autograd")
+    for (p1, m1, v1), (p2, m2, v2), (pr, mr, vr) in zip(one, two, ref):
+        assert _subnormal(m2) == 0
+        assert np.array_equal(p1, p2) and np.array_equal(m1, m2) and np.array_equal(v1, v2)
+        assert _subnormal(mr) == 0
+        np.testing.assert_allclose(pr, p1, rtol=1e-5, atol=1e-6)
+
+
+def test_flush_denormals_is_scoped_to_the_block():
+    x, h = np.float32(1e-38), np.float32(0.5)
+    with fpenv.flush_denormals():
+        inside = np.array([x]) * h
+    after = np.array([x]) * h
+    assert after[0] > 0
+    assert inside[0] == (0 if fpenv.SUPPORTED else after[0])
+    with fpenv.flush_denormals(False):
+        assert (np.array([x]) * h)[0] == after[0]

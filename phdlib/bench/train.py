@@ -14,7 +14,13 @@ once per step. So a step cannot be faster than
   to every row;
 
 and the *limit* is the larger of the two. ``adam_pass_ms`` is the dense
-Adam pass of the fused step alone on arrays of the shape (no gradient rows):
+Adam pass of the fused step alone on arrays of the shape (no gradient rows).
+``subnormal_ms`` and ``flushed_ms`` are the same pass when a fraction
+:data:`SUBNORMAL_ROWS` of the rows has subnormal first moments (rows a long
+run leaves untouched for ~800 steps: 15% of the users at the ML-10M shape),
+computed as they are and flushed to zero (:mod:`phdlib.kernels.fpenv`, what
+training does), side by side in the same rounds. Synthetic ratings drawn
+uniformly never get there in a benchmark's few iterations;
 what the step costs beyond it is the batch (gather, PyTorch's sigmoid, the
 random thresholds, the backward pass) and the calls that launch it. For each shape (ML-1M's 6,040 users
 and 3,260 items; Amazon's 158,650 + 128,939 = 287,589 rows), each width and
@@ -43,6 +49,9 @@ SHAPES = {"ml-1m": (6040, 3260, 1_000_209), "amazon": (158_650, 128_939, 4_701_9
 #: Iterations per timing sample, per shape (a sample lasts about a second).
 ITERATIONS = {"ml-1m": 1000, "amazon": 20}
 METHODS = ("vh", "vh-phd")
+#: Fraction of rows with subnormal first moments in ``subnormal_ms`` /
+#: ``flushed_ms`` (measured at the ML-10M shape after 3,000 steps).
+SUBNORMAL_ROWS = 0.15
 
 
 @dataclass
@@ -119,7 +128,8 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
             K.adam_rows(a, b, c, no_rows, no_grad, slot, no_grad, *consts)
 
     adam_pass()
-    mem, arith, dense = [], [], []
+    sub = _subnormal_pass(rows, bits, threads, consts)
+    mem, arith, dense, slow, fast = [], [], [], [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         probe()
@@ -131,6 +141,8 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
         mem.append(t1 - t0)
         arith.append((t2 - t1) * rows / (calls * blk))
         dense.append(t3 - t2)
+        slow.append(sub(False))
+        fast.append(sub(True))
     dense_bytes = 6 * 4 * n                 # p, m, v: read and written once
     batch_bytes = 12 * 4 * batch * bits     # rows gathered, probabilities, thresholds, gradients
     bandwidth = dense_bytes / np.median(mem)
@@ -139,7 +151,43 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
     return {"bytes_per_step": dense_bytes + batch_bytes, "bandwidth_gbs": bandwidth / 1e9,
             "traffic_ms": traffic_ms, "arithmetic_ms": arith_ms,
             "limit_ms": max(traffic_ms, arith_ms),
-            "adam_pass_ms": 1e3 * float(np.median(dense))}
+            "adam_pass_ms": 1e3 * float(np.median(dense)),
+            "subnormal_ms": 1e3 * float(np.median(slow)),
+            "flushed_ms": 1e3 * float(np.median(fast))}
+
+
+def _subnormal_pass(rows: int, bits: int, threads: int, consts):
+    """A timer of the dense Adam pass with :data:`SUBNORMAL_ROWS` subnormal rows.
+
+    Returns ``timed(flush) -> seconds``; the moments are restored (untimed)
+    before each call, since one flushed pass zeroes them.
+    """
+    from ..kernels import fpenv
+    from ..kernels import vh as K
+
+    rng = np.random.default_rng(7)
+    p = rng.uniform(-1, 1, (rows, bits)).astype(np.float32)
+    m0 = (rng.standard_normal((rows, bits)) * 1e-3).astype(np.float32)
+    m0[rng.random(rows) < SUBNORMAL_ROWS] = np.float32(1e-40)
+    v0 = np.full((rows, bits), 1e-6, np.float32)
+    m, v = m0.copy(), v0.copy()
+    slot = np.full(rows, -1, np.int64)
+    no_rows, no_grad = np.empty(0, np.int64), np.empty((0, bits), np.float32)
+
+    def timed(flush: bool) -> float:
+        m[:], v[:] = m0, v0
+        with fpenv.flush_denormals(flush):
+            t0 = time.perf_counter()
+            if threads > 1:
+                K.adam_rows_parallel(p, m, v, no_rows, no_grad, slot, no_grad, *consts,
+                                     threads, flush)
+            else:
+                K.adam_rows(p, m, v, no_rows, no_grad, slot, no_grad, *consts)
+            return time.perf_counter() - t0
+
+    timed(False)
+    timed(True)
+    return timed
 
 
 def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int | None = None,
@@ -197,5 +245,5 @@ def report(res: TrainBench) -> str:
     df = res.table()
     cols = ["shape", "bits", "method", "step", "threads", "ms_per_iteration", "speedup",
             "limit_ms", "over_limit", "traffic_ms", "arithmetic_ms", "adam_pass_ms",
-            "bandwidth_gbs"]
+            "subnormal_ms", "flushed_ms", "bandwidth_gbs"]
     return df[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}")

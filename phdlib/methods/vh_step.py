@@ -88,10 +88,10 @@ class _AdamState:
         self.slot = np.full(self.p.shape[0], -1, dtype=np.int64)
         self.acc = np.empty((batch_size, self.p.shape[1]), dtype=np.float32)
 
-    def update(self, rows, grad, consts, threads: int) -> None:
+    def update(self, rows, grad, consts, threads: int, flush: bool) -> None:
         if threads > 1:
             K.adam_rows_parallel(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts,
-                                 threads)
+                                 threads, flush)
         else:
             K.adam_rows(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts)
 
@@ -150,17 +150,21 @@ class FusedStep:
     sigmoid) and the sampling thresholds from the model's generator's stream
     (:class:`_Stream`), so that every number equals the autograd step's; the
     rest is :func:`phdlib.kernels.vh.batch_backward` and one dense Adam pass
-    per parameter. ``threads``: Numba threads of the Adam pass. Call
-    :meth:`sync` before anyone else draws from the generator.
+    per parameter. ``threads``: Numba threads of the Adam pass; ``flush``:
+    whether those threads flush subnormals to zero (the calling thread's
+    mode is the caller's: :meth:`phdlib.methods.vh._Trainer.steps` sets it).
+    Call :meth:`sync` before anyone else draws from the generator.
     """
 
     name = "fused"
 
-    def __init__(self, model: VHModel, train, bits, scale, cfg, gen, threads: int = 1):
+    def __init__(self, model: VHModel, train, bits, scale, cfg, gen, threads: int = 1,
+                 flush: bool = True):
         if not supports(model.device, cfg):
             raise ValueError("the fused step runs on CPU without the KL term")
         B = int(cfg["batch_size"])
         self.model, self.gen, self.threads, self.lr = model, gen, int(threads), float(cfg["lr"])
+        self.flush = bool(flush)
         self.data = _Batch(np.asarray(train.user, dtype=np.int64),
                            np.asarray(train.item, dtype=np.int64),
                            np.asarray(train.rating, dtype=np.float32), bits, scale,
@@ -220,10 +224,10 @@ class FusedStep:
         K.batch_backward(pu, pi, mu[0], mu[1], target, bias, self.phd, self.mask_grad, self.gu,
                          self.gi, self.gs[:, 0], self.score)
         c = self._consts()
-        self.params[0].update(users, self.gu, c, self.threads)
-        self.params[1].update(items, self.gi, c, self.threads)
+        self.params[0].update(users, self.gu, c, self.threads, self.flush)
+        self.params[1].update(items, self.gi, c, self.threads, self.flush)
         if self.bias is not None:
-            self.params[2].update(users, self.gs, c, self.threads)
+            self.params[2].update(users, self.gs, c, self.threads, self.flush)
         if want_loss:
             return float(((torch.from_numpy(target) - torch.from_numpy(self.score)) ** 2).mean())
         return None
@@ -234,10 +238,14 @@ def supports(device: str, cfg: dict) -> bool:
     return device == "cpu" and float(cfg["kl_weight"]) == 0.0
 
 
-def make_step(kind: str, model, train, bits, scale, cfg, gen, threads: int = 1):
-    """The training step ``kind``: ``"fused"``, ``"autograd"`` or ``"auto"`` (fused where it applies)."""
+def make_step(kind: str, model, train, bits, scale, cfg, gen, threads: int = 1,
+              flush: bool = True):
+    """The training step ``kind``: ``"fused"``, ``"autograd"`` or ``"auto"`` (fused where it applies).
+
+    flush: the fused step's worker threads flush subnormals to zero.
+    """
     if kind not in ("auto", "fused", "autograd"):
         raise ValueError(f"step must be 'auto', 'fused' or 'autograd', got {kind!r}")
     if kind == "fused" or (kind == "auto" and supports(model.device, cfg)):
-        return FusedStep(model, train, bits, scale, cfg, gen, threads)
+        return FusedStep(model, train, bits, scale, cfg, gen, threads, flush)
     return AutogradStep(model, train, bits, scale, cfg, gen)
