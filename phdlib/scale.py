@@ -130,14 +130,17 @@ def _cell_key(row) -> tuple:
 
 def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=None,
           progress: bool = False, timeout: float | None = None, out=None,
-          command: str = "") -> pd.DataFrame:
+          command: str = "", redo: bool = False) -> pd.DataFrame:
     """:func:`measure` over every (dataset, method, width); failures are rows with ``error``.
 
-    With ``out`` (a JSON path) the sweep is resumable: after every cell the
-    rows so far are written there atomically (:func:`save`), and a rerun keeps
-    the cells the file already holds (failed ones are measured again); a file
-    of another ``profile`` is a ``ValueError``. Every row records the commit
-    and date it was measured at; the file's provenance is the last run's.
+    With ``out`` (a JSON path) the sweep is resumable: after every cell its
+    rows are merged into that file (:func:`_merge_save`: under a lock, so
+    sweeps of other methods running at the same time into the same file keep
+    theirs), and a rerun keeps the cells the file already holds (failed ones
+    are measured again; with ``redo`` the cells asked for are measured
+    again, e.g. after a change that makes them faster). A file of another
+    ``profile`` is a ``ValueError``. Every row records the commit and date
+    it was measured at; the file's provenance is the last writer's.
     The cells run dataset-major in the order given; the widths of one method
     share a private results store (removed afterwards) and the width the
     method tunes at runs first, so each cell costs what it costs inside a
@@ -148,22 +151,14 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
 
     cells = [(d, m, int(b)) for d in datasets for m in methods_
              for b in _tuning_width_first(m, d, bits, profile)]
-    frames, done = [], set()
-    if out is not None and Path(out).is_file():
-        old = load(out)
-        if old["provenance"].get("profile") != profile:
-            raise ValueError(f"{out} holds a sweep of profile "
-                             f"{old['provenance'].get('profile')!r}, not {profile!r}; give "
-                             f"another --out (or remove the file) rather than mix profiles")
-        rows = old["rows"]
-        ok = rows[rows["error"].isna()] if "error" in rows else rows
-        if "commit" not in ok:  # rows of a file written before rows had their own provenance
-            ok = ok.assign(commit=old["provenance"].get("commit"),
-                           date=old["provenance"].get("date"))
-        frames.append(ok)
-        done = {_cell_key(r) for _, r in ok.iterrows()}
+    done = set()
+    if out is not None and Path(out).is_file() and not redo:
+        done = {_cell_key(r) for _, r in _measured(load(out), out, profile).iterrows()}
+    elif out is not None and Path(out).is_file():
+        _measured(load(out), out, profile)  # the profile check
     prov = {**provenance(command), "profile": profile}
     todo = [c for c in cells if c not in done]
+    frames = []
     bar = tqdm(total=len(todo), desc="scale", unit="cell", disable=not progress)
     for (d, m), widths in groupby(todo, key=lambda c: c[:2]):
         # the widths of one method share a private store, removed when they are done
@@ -179,13 +174,62 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
                 # sweep mixes them)
                 frames.append(row.assign(commit=prov["commit"], date=prov["date"]))
                 if out is not None:
-                    save(out, pd.concat(frames, ignore_index=True), prov)
+                    _merge_save(out, frames[-1], prov)
                 bar.update()
     bar.close()
-    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if out is not None:
-        save(out, df, prov)
-    return df
+    ran = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if out is None:
+        return ran
+    if not Path(out).is_file():
+        save(out, ran, prov)
+    rest = load(out)["rows"]
+    if len(ran) and len(rest):  # this run's rows (failures included), then the file's others
+        keys = {_cell_key(r) for _, r in ran.iterrows()}
+        rest = rest[~rest.apply(lambda r: _cell_key(r) in keys, axis=1)]
+    return pd.concat([f for f in (rest, ran) if len(f)], ignore_index=True) if (
+        len(rest) or len(ran)) else ran
+
+
+def _measured(old: dict, out, profile: str) -> pd.DataFrame:
+    """The rows of a sweep file that measured a cell (errors left out); checks the profile."""
+    if old["provenance"].get("profile") != profile:
+        raise ValueError(f"{out} holds a sweep of profile "
+                         f"{old['provenance'].get('profile')!r}, not {profile!r}; give "
+                         f"another --out (or remove the file) rather than mix profiles")
+    rows = old["rows"]
+    ok = rows[rows["error"].isna()] if "error" in rows else rows
+    if "commit" not in ok:  # rows of a file written before rows had their own provenance
+        ok = ok.assign(commit=old["provenance"].get("commit"),
+                       date=old["provenance"].get("date"))
+    return ok
+
+
+def _merge_save(out, rows: pd.DataFrame, prov: dict) -> None:
+    """Write ``rows`` (one cell's) into the sweep file ``out``, keeping every other cell.
+
+    Read, merge and write happen under an exclusive lock on ``.<name>.lock``
+    beside the file, so two sweeps writing the same file (e.g. ``phd scale
+    --method vh`` and ``--method vh-phd`` at once) lose none of each other's
+    cells; the write itself is atomic (:func:`save`). A cell's new rows replace
+    its old ones; a failed new row does not replace a measured old one.
+    """
+    import fcntl
+
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = _measured(load(path), path, prov["profile"]) if path.is_file() else None
+        failed = "error" in rows and rows["error"].notna().any()
+        keys = {_cell_key(r) for _, r in rows.iterrows()}
+        if old is not None and len(old):
+            hit = old.apply(lambda r: _cell_key(r) in keys, axis=1)
+            if failed and hit.any():
+                return  # keep the cell's measurement; the failure is in the return value
+            old = old[~hit]
+        merged = pd.concat([f for f in (old, rows) if f is not None and len(f)],
+                           ignore_index=True)
+        save(path, merged, prov)
 
 
 def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[int]:

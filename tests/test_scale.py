@@ -146,3 +146,50 @@ def test_by_dataset_does_not_call_a_partial_sweep_within_the_target():
     part = rscale.by_dataset(cells.iloc[[0, 2, 3]], expected=2)
     assert part.loc["a", "within 60 min"] is pd.NA          # 1 of 2 cells, under the target
     assert part.loc["b", "within 60 min"] == False  # noqa: E712 - already over it
+
+
+def _fake_measure(calls):
+    import time
+
+    import pandas as pd
+
+    def measure(d, m, b, *a, **k):
+        calls.append((d, m, b))
+        time.sleep(0.02)  # the two sweeps below interleave their writes
+        return pd.DataFrame([{"dataset": d, "method": m, "bits": b, "stage": s, "wall_s": 1.0,
+                              "cpu_s": 1.0, "peak_rss_mb": 100.0, "users": 10, "items": 5,
+                              "ratings": 50} for s in scale.STAGES])
+
+    return measure
+
+
+def test_two_sweeps_writing_one_file_at_once_keep_every_cell(tmp_path, monkeypatch):
+    import threading
+
+    out, calls = tmp_path / "s.json", []
+    monkeypatch.setattr(scale, "measure", _fake_measure(calls))
+    monkeypatch.setattr(scale, "_tuning_width_first", lambda m, d, bits, p: list(bits))
+    sweeps = [threading.Thread(target=scale.sweep, args=(["x"], names),
+                               kwargs={"bits": (8, 16, 32), "out": out})
+              for names in (["a", "b"], ["c", "d"])]
+    for t in sweeps:
+        t.start()
+    for t in sweeps:
+        t.join()
+    cells = scale.per_cell(scale.load(out)["rows"])
+    assert len(calls) == 12 and len(cells) == 12  # no sweep overwrote the other's cells
+
+
+def test_redo_measures_the_cells_asked_for_again_and_keeps_the_others(tmp_path, monkeypatch):
+    out, calls = tmp_path / "s.json", []
+    monkeypatch.setattr(scale, "measure", _fake_measure(calls))
+    monkeypatch.setattr(scale, "_tuning_width_first", lambda m, d, bits, p: list(bits))
+    scale.sweep(["x"], ["a", "b"], bits=(8,), out=out)
+    first = scale.load(out)["rows"]
+    calls.clear()
+    scale.sweep(["x"], ["a"], bits=(8,), out=out)
+    assert calls == []                                 # resumed: nothing to do
+    df = scale.sweep(["x"], ["a"], bits=(8,), out=out, redo=True)
+    assert calls == [("x", "a", 8)]
+    rows = scale.load(out)["rows"]
+    assert len(rows) == len(first) == len(df) and set(rows["method"]) == {"a", "b"}

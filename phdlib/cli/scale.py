@@ -28,7 +28,7 @@ def _scale(args) -> int:
         df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
                          data_dir=args.data_dir, progress=not args.json or args.progress,
                          timeout=args.timeout, out=args.out,
-                         command="phd " + shlex.join(sys.argv[1:]))
+                         command="phd " + shlex.join(sys.argv[1:]), redo=args.redo)
     except ValueError as exc:  # an unreadable --out file
         return fail(str(exc))
     failed = df[df["error"].notna()] if "error" in df else df.iloc[:0]
@@ -53,7 +53,7 @@ def register(sub) -> None:
             "Measure every (dataset, method, width) in a fresh process: the stages load, "
             "split, train (the tuning grid where the profile tunes) and evaluate, with wall "
             "time, CPU time and peak resident memory. With --out the sweep is written after "
-            "every cell and a rerun resumes it. The chapter 'Cost at scale' reads such a file."
+            "every cell and a rerun resumes it; sweeps of different methods may write one --out file at once. The chapter 'Cost at scale' reads such a file."
         ),
     )
     p.add_argument("--dataset", action="append", default=None,
@@ -70,6 +70,9 @@ def register(sub) -> None:
     p.add_argument("--data-dir", default=None, help="where the rating files are")
     p.add_argument("--out", default=None,
                    help="JSON file for the sweep (written after every cell; resumed when present)")
+    p.add_argument("--redo", action="store_true",
+                   help="with --out: measure the cells asked for again even when the file "
+                        "holds them (the file's other cells are kept)")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr with --json")
     add_json_flag(p)
     p.set_defaults(func=_scale)
