@@ -243,10 +243,11 @@ def test_pair_distances_match_the_reference_in_any_order(distance):
     uc, ic = C.pack(U, "01"), C.pack(V, "01")
     u, i = rng.integers(0, 50, 300), rng.integers(0, 20, 300)
     ref = (C.phd_reference if distance == "phd" else C.hamming_reference)(C.unpack(uc), C.unpack(ic))
-    for block in (1, 7, 1024):
-        d = E.pair_distances(uc, ic, u, i, distance, block=block)
-        assert d.dtype == np.int32
-        np.testing.assert_array_equal(d, ref[u, i])
+    d = E.pair_distances(uc, ic, u, i, distance)
+    assert d.dtype == np.int32
+    np.testing.assert_array_equal(d, ref[u, i])
+    many = np.tile(u, 40), np.tile(i, 40)  # several chunks of the parallel kernel
+    np.testing.assert_array_equal(E.pair_distances(uc, ic, *many, distance), ref[many])
     assert E.pair_distances(uc, ic, np.array([], int), np.array([], int), distance).shape == (0,)
 
 

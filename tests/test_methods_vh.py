@@ -111,7 +111,7 @@ def test_float_scores_equal_packed_code_distances(distance, bits):
     with torch.no_grad():
         score, _, _ = m.forward(torch.as_tensor(uu), torch.as_tensor(ii), stochastic=False)
     uc, ic = m.codes(stochastic=False)
-    d = E.pair_distances(uc, ic, uu, ii, distance, block=5)
+    d = E.pair_distances(uc, ic, uu, ii, distance)
     np.testing.assert_array_equal(score.numpy().astype(np.int64), bits - 2 * d.astype(np.int64))
     # and the kernels agree with the NumPy reference definitions
     ref = (C.phd_reference if distance == "phd" else C.hamming_reference)(

@@ -113,6 +113,26 @@ HAMMING, AND, PHD_XOR_AND = 0, 1, 2
 
 
 @nb.njit(parallel=True, cache=True)
+def pair_scan(op, user_codes, item_codes, user, item, out):
+    """popcount(u XOR i) or popcount(u AND i) of given (user, item) pairs.
+
+    op: :data:`HAMMING` or :data:`AND` (PHD when ``item_codes`` are stored
+    NOT); user_codes: uint64 (n_users, w); item_codes: uint64 (n_items, w);
+    user, item: int64 (N,) ids (in range: the caller checks); out: int32
+    (N,), written. One pass over the pairs: O(N w), never users x items.
+    """
+    n, w = user.shape[0], user_codes.shape[1]
+    chunks = max(1, min(n // 4096, 64))
+    for c in nb.prange(chunks):
+        for k in range(n * c // chunks, n * (c + 1) // chunks):
+            a, b = user_codes[user[k]], item_codes[item[k]]
+            s = 0
+            for j in range(w):
+                s += popcount(a[j] ^ b[j]) if op == HAMMING else popcount(a[j] & b[j])
+            out[k] = s
+
+
+@nb.njit(parallel=True, cache=True)
 def scan_batch(op, queries, codes, out):
     """All queries against all codes, parallel over queries.
 

@@ -206,10 +206,10 @@ class CodeModel(Fitted):
             return C.phd(uc, ic.negate())
         return C.hamming(uc, ic)
 
-    def pairs(self, user, item, block: int = 1024) -> np.ndarray:
+    def pairs(self, user, item, block: int = 0) -> np.ndarray:
         from ..evaluation import pair_distances
 
-        return pair_distances(self.user_codes, self.item_codes, user, item, self.ranks_by, block)
+        return pair_distances(self.user_codes, self.item_codes, user, item, self.ranks_by)
 
 
 @dataclass
