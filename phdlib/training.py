@@ -173,6 +173,28 @@ def tune_split(split, config: dict):
     return split if cap is None else sample_users(split, cap, seed=int(split.seed))
 
 
+def stored_on_sample(name: str, split, bits: int, overrides: dict | None = None, root=None,
+                     sample=None) -> list[results.Run]:
+    """The stored runs on the user sample that a run of ``name`` on ``split`` would reuse.
+
+    Where ``split`` is larger than the config's ``tune_ratings``, the grid of
+    the anchor (``tune_bits``, :data:`TUNE_SEED`) runs on :func:`tune_split`'s
+    sample: its points and the tuned run there are runs of their own. This
+    returns those found in the store ``root`` (empty when the grid draws no
+    sample), e.g. to ship them with a cell to a worker that has no store.
+    ``sample``: the sample split when the caller has drawn it already.
+    """
+    cfg, points, tune_bits = config_of(name, split, bits, overrides)
+    if not points or "tune_ratings" not in cfg:
+        return []
+    on = tune_split(split, cfg) if sample is None else sample
+    scfg, spoints, _ = config_of(name, on, tune_bits, overrides)
+    configs = [scfg] + [{**scfg, **pt} for pt in spoints]
+    found = (results.find(name, on.dataset.name, tune_bits, TUNE_SEED, c, on.fingerprint,
+                          root=root) for c in configs)
+    return [r for r in found if r is not None]
+
+
 def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: int,
              overrides: dict | None = None, reuse: bool = True, store: bool = True,
              progress: bool = False, root=None, on=None):

@@ -47,6 +47,17 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
                                    E.Block(["mf-als"], [8], [0, 1], [sampled]),
                                    E.Block(["item-mean", "popularity"], [8], [0, 1])],
                    profile="full").cells()
+    # the sampled grid's points already in the client's store (an interrupted run):
+    # they are shipped to the worker that tunes the anchor, not fitted again
+    from phdlib import data, training
+
+    split = data.load_split("synthetic", 0)
+    sample = training.tune_split(split, training.config_of("mf-als", split, 8, sampled)[0])
+    training.run("mf-als", sample, 8, 0, overrides=sampled, progress=False)
+    came_back = []
+    real_store = training.store_run
+    monkeypatch.setattr(training, "store_run",
+                        lambda r, root=None: came_back.append(r.fingerprint) or real_store(r, root))
     with _cluster(tmp_path) as cluster, distributed.Client(cluster) as client:
         addrs = sorted(client.scheduler_info()["workers"])
         assert len(addrs) == 2
@@ -75,6 +86,7 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
     sample_fp = als[0].extra["tuned_at"]["sample"]["fingerprint"]
     fps = [results.load(p).fingerprint for p in idx.loc[idx["method"] == "mf-als", "path"]]
     assert fps.count(sample_fp) == len(als[0].grid) + 1  # the grid's points, its tuned run
+    assert sample_fp == sample.fingerprint and sample_fp not in came_back  # none refitted
     # the client has everything: a second call trains nothing
     rep2 = E.run_grid(cells, jobs=1, progress=False)
     assert (rep2["status"] == "stored").all()
