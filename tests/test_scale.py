@@ -193,3 +193,19 @@ def test_redo_measures_the_cells_asked_for_again_and_keeps_the_others(tmp_path, 
     assert calls == [("x", "a", 8)]
     rows = scale.load(out)["rows"]
     assert len(rows) == len(first) == len(df) and set(rows["method"]) == {"a", "b"}
+
+
+def test_commits_says_which_cells_each_commit_measured():
+    import pandas as pd
+
+    from phdlib.report import scale as R
+
+    rows = pd.DataFrame([
+        {"dataset": "d", "method": "vh", "bits": b, "stage": s, "commit": c, "date": t,
+         "error": None}
+        for b, c, t in ((32, "a" * 40, "2026-01-02"), (64, "b" * 40, "2026-01-03"))
+        for s in scale.STAGES] + [{"dataset": "d", "method": "mf", "bits": 8, "stage": None,
+                                   "commit": "c" * 40, "date": "2026-01-04", "error": "boom"}])
+    t = R.commits(rows)
+    assert list(t["commit"]) == ["a" * 10, "b" * 10]  # a failed cell measured nothing
+    assert list(t["cells"]) == [1, 1] and t["methods"].iloc[0] == "VH"

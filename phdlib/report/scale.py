@@ -162,3 +162,20 @@ def tune_sample_findings(rows: pd.DataFrame, loss: float = 0.01) -> list[str]:
             f"{g['grid_s_sample'].sum() / 60:.1f} min against "
             f"{g['grid_s_all'].sum() / 60:.1f} min on all the data.")
     return out
+
+
+def commits(rows: pd.DataFrame) -> pd.DataFrame:
+    """Which cells of a sweep file were measured at which commit: one row per commit.
+
+    rows: a sweep's rows (:func:`phdlib.scale.load`), each with ``commit`` and
+    ``date``. Columns: commit (10 hex digits), first and last date, cells,
+    datasets and methods (labels), in the order the file first has them.
+    """
+    ok = rows[rows["error"].isna()] if "error" in rows else rows
+    out = []
+    for commit, g in ok.groupby("commit", sort=False):
+        out.append({"commit": str(commit)[:10], "from": g["date"].min(), "to": g["date"].max(),
+                    "cells": len(g.groupby(["dataset", "method", "bits"])),
+                    "datasets": ", ".join(dict.fromkeys(g["dataset"])),
+                    "methods": ", ".join(dict.fromkeys(label(m) for m in g["method"]))})
+    return pd.DataFrame(out)
