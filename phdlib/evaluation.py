@@ -54,6 +54,7 @@ def pair_distances(user_codes: C.PackedCodes, item_codes: C.PackedCodes, user, i
     from .kernels import bits as K
 
     _check_distance(distance)
+    C._check_pair(user_codes, item_codes, "pair_distances")  # same width, plain user codes
     user = np.asarray(user)
     item = np.asarray(item)
     if user.shape != item.shape or user.ndim != 1:

@@ -18,7 +18,9 @@ reproduction goes through:
 :func:`sweep` measures every (dataset, method, width) and returns one row per
 stage with ``wall_s``, ``cpu_s`` (user + system of the process) and
 ``peak_rss_mb`` (the process's peak resident set after the stage), plus the
-dataset's users, items and ratings; :func:`provenance` records commit,
+dataset's users, items and ratings and the machine's one-minute load average
+when the cell ended (``load_average``: how busy the machine was; two sweeps
+side by side on two cores show about 2); :func:`provenance` records commit,
 date, machine and command of a measurement. (The "Cost at scale" study that
 uses it is issue 14's remaining work.)
 """
@@ -75,7 +77,8 @@ def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_d
                                                   root=None if root is None else Path(root)))
         model = training.fitted(run)
         stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"]))
-        q.put({"ok": True, "rows": rows, "users": ds.n_users, "items": ds.n_items,
+        q.put({"ok": True, "rows": rows, "load_average": os.getloadavg()[0],
+               "users": ds.n_users, "items": ds.n_items,
                "ratings": ds.n_ratings, "ndcg@10": run.metrics.get("ndcg@10")})
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         q.put({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
@@ -107,7 +110,7 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
     if not out["ok"]:
         raise RuntimeError(f"{dataset}/{method}/{bits}b: {out['error']}")
     df = pd.DataFrame(out["rows"])
-    for k in ("users", "items", "ratings", "ndcg@10"):
+    for k in ("users", "items", "ratings", "ndcg@10", "load_average"):
         df[k] = out[k]
     df.insert(0, "bits", int(bits))
     df.insert(0, "method", method)
@@ -182,8 +185,10 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
         return ran
     if not Path(out).is_file():
         save(out, ran, prov)
-    rest = load(out)["rows"]
-    if len(ran) and len(rest):  # this run's rows (failures included), then the file's others
+    # the file's measured cells, then this run's rows (its failures included, and
+    # only its own: a failure another writer left in the file is not this run's)
+    rest = _measured(load(out), out, profile)
+    if len(ran) and len(rest):
         keys = {_cell_key(r) for _, r in ran.iterrows()}
         rest = rest[~rest.apply(lambda r: _cell_key(r) in keys, axis=1)]
     return pd.concat([f for f in (rest, ran) if len(f)], ignore_index=True) if (
@@ -210,8 +215,9 @@ def _merge_save(out, rows: pd.DataFrame, prov: dict) -> None:
     Read, merge and write happen under an exclusive lock on ``.<name>.lock``
     beside the file, so two sweeps writing the same file (e.g. ``phd scale
     --method vh`` and ``--method vh-phd`` at once) lose none of each other's
-    cells; the write itself is atomic (:func:`save`). A cell's new rows replace
-    its old ones; a failed new row does not replace a measured old one.
+    cells, measured or failed; the write itself is atomic (:func:`save`). A
+    cell's new rows replace its old ones, except that a failed new row does
+    not replace a measured old one.
     """
     import fcntl
 
@@ -219,12 +225,17 @@ def _merge_save(out, rows: pd.DataFrame, prov: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / f".{path.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        old = _measured(load(path), path, prov["profile"]) if path.is_file() else None
+        old = None
+        if path.is_file():
+            rec = load(path)
+            _measured(rec, path, prov["profile"])  # the profile check
+            old = rec["rows"]
         failed = "error" in rows and rows["error"].notna().any()
         keys = {_cell_key(r) for _, r in rows.iterrows()}
         if old is not None and len(old):
             hit = old.apply(lambda r: _cell_key(r) in keys, axis=1)
-            if failed and hit.any():
+            ok = old["error"].isna() if "error" in old else pd.Series(True, index=old.index)
+            if failed and (hit & ok).any():
                 return  # keep the cell's measurement; the failure is in the return value
             old = old[~hit]
         merged = pd.concat([f for f in (old, rows) if f is not None and len(f)],

@@ -40,6 +40,7 @@ CASES = [
     (["bench", "--min-seconds", "-1"], "--min-seconds"),
     (["bench", "--min-seconds", "nan"], "--min-seconds"),
     (["bench", "--train", "--threads", "999"], "threads"),
+    (["scale", "--redo", "--dataset", "ml-100k"], "--redo: needs --out"),
     (["reproduce", "--seeds", "0"], "--seeds"),
     (["reproduce", "--jobs", "-5"], "--jobs"),
     (["reproduce", "--dataset", "synthetic", "--part", "nosuch"], "nosuch"),

@@ -165,9 +165,18 @@ def _fake_measure(calls):
 
 def test_two_sweeps_writing_one_file_at_once_keep_every_cell(tmp_path, monkeypatch):
     import threading
+    import time
 
     out, calls = tmp_path / "s.json", []
     monkeypatch.setattr(scale, "measure", _fake_measure(calls))
+    real_load = scale.load
+
+    def slow_load(path):  # widen the read-merge-write window: without the lock, cells are lost
+        rec = real_load(path)
+        time.sleep(0.05)
+        return rec
+
+    monkeypatch.setattr(scale, "load", slow_load)
     monkeypatch.setattr(scale, "_tuning_width_first", lambda m, d, bits, p: list(bits))
     sweeps = [threading.Thread(target=scale.sweep, args=(["x"], names),
                                kwargs={"bits": (8, 16, 32), "out": out})
@@ -209,3 +218,28 @@ def test_commits_says_which_cells_each_commit_measured():
     t = R.commits(rows)
     assert list(t["commit"]) == ["a" * 10, "b" * 10]  # a failed cell measured nothing
     assert list(t["cells"]) == [1, 1] and t["methods"].iloc[0] == "VH"
+
+
+def test_a_file_keeps_every_failed_cell_and_a_failure_does_not_replace_a_measurement(
+        tmp_path, monkeypatch):
+    out, calls = tmp_path / "s.json", []
+    fake = _fake_measure(calls)
+
+    def measure(d, m, b, *a, **k):
+        if m.startswith("bad"):
+            raise RuntimeError(f"{d}/{m}/{b}b: timed out")
+        return fake(d, m, b, *a, **k)
+
+    monkeypatch.setattr(scale, "measure", measure)
+    monkeypatch.setattr(scale, "_tuning_width_first", lambda m, d, bits, p: list(bits))
+    df = scale.sweep(["x"], ["bad1", "ok", "bad2"], bits=(8,), out=out)
+    rows = scale.load(out)["rows"]
+    assert set(rows.loc[rows["error"].notna(), "method"]) == {"bad1", "bad2"}
+    assert set(df.loc[df["error"].notna(), "method"]) == {"bad1", "bad2"}
+    monkeypatch.setattr(scale, "measure", lambda d, m, b, *a, **k: measure(d, "bad", b))
+    df = scale.sweep(["x"], ["ok"], bits=(8,), out=out, redo=True)
+    assert df["error"].notna().any()  # this run's failure is reported...
+    kept = scale.per_cell(scale.load(out)["rows"])
+    assert list(kept["method"]) == ["ok"]  # ...and the measurement kept
+    df = scale.sweep(["x"], ["ok"], bits=(8,), out=out)
+    assert "error" not in df or df["error"].isna().all()  # others' failures are not this run's

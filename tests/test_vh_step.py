@@ -164,8 +164,11 @@ def test_flushing_subnormals_leaves_every_parameter_bit_for_bit():
 
 @pytest.mark.skipif(not fpenv.SUPPORTED, reason="no flush-to-zero mode known for this CPU")
 def test_flushing_reaches_the_adam_worker_threads_and_the_autograd_step():
+    from phdlib.methods.vh_model import torch_threads
+
     one, two = _moments(True), _moments(True, threads=2)
-    ref = _moments(True, step="autograd")
+    with torch_threads(1):  # as training runs it: PyTorch on the calling thread only
+        ref = _moments(True, step="autograd")
     for (p1, m1, v1), (p2, m2, v2), (pr, mr, vr) in zip(one, two, ref):
         assert _subnormal(m2) == 0
         assert np.array_equal(p1, p2) and np.array_equal(m1, m2) and np.array_equal(v1, v2)
@@ -182,3 +185,20 @@ def test_flush_denormals_is_scoped_to_the_block():
     assert inside[0] == (0 if fpenv.SUPPORTED else after[0])
     with fpenv.flush_denormals(False):
         assert (np.array([x]) * h)[0] == after[0]
+
+
+@pytest.mark.skipif(not fpenv.SUPPORTED, reason="no flush-to-zero mode known for this CPU")
+def test_a_pass_without_flushing_computes_subnormals_on_worker_threads_after_a_flushed_run():
+    _moments(True, threads=2, steps=50)  # a flushed run on two threads first
+    rows, d = 64, 8
+    p = np.ones((rows, d), np.float32)
+    m = np.full((rows, d), 1e-40, np.float32)
+    v = np.full((rows, d), 1e-6, np.float32)
+    consts = tuple(np.float32(x) for x in (0.1, 0.999, 0.001, 0.5, 1e-8, -1e-3))
+    none, grad = np.empty(0, np.int64), np.empty((0, d), np.float32)
+    K.adam_rows_parallel(p, m, v, none, grad, np.full(rows, -1, np.int64), grad, *consts, 2,
+                         False)
+    assert _subnormal(m) == rows * d  # every chunk computed them, none flushed
+    K.adam_rows_parallel(p, m, v, none, grad, np.full(rows, -1, np.int64), grad, *consts, 2,
+                         True)
+    assert _subnormal(m) == 0

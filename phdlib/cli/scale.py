@@ -24,6 +24,8 @@ def _scale(args) -> int:
         if m not in methods.names():
             return fail(f"--method {m!r}: unknown method; expected one of "
                         f"{', '.join(methods.names())}")
+    if args.redo and not args.out:
+        return fail("--redo: needs --out FILE (the sweep file whose cells are measured again)")
     try:
         df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
                          data_dir=args.data_dir, progress=not args.json or args.progress,
@@ -53,7 +55,8 @@ def register(sub) -> None:
             "Measure every (dataset, method, width) in a fresh process: the stages load, "
             "split, train (the tuning grid where the profile tunes) and evaluate, with wall "
             "time, CPU time and peak resident memory. With --out the sweep is written after "
-            "every cell and a rerun resumes it; sweeps of different methods may write one --out file at once. The chapter 'Cost at scale' reads such a file."
+            "every cell and a rerun resumes it; sweeps of different methods may write "
+            "one --out file at once. The chapter 'Cost at scale' reads such a file."
         ),
     )
     p.add_argument("--dataset", action="append", default=None,

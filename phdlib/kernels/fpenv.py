@@ -10,13 +10,14 @@ any time, and a training step took 11 ms instead of 3.
 TensorFlow runs every CPU kernel with subnormals flushed to zero (its thread
 pools and ``OpKernel`` execution set ``ScopedFlushDenormal``), so the
 released code's Adam on CPU never computed with them either. A subnormal
-moment moves no parameter: its share of an update is below a float32
-parameter's last bit. The tests check that the parameters are the same bit
-for bit with and without flushing, on a run whose moments go subnormal.
+moment moves no parameter in practice: its share of an update is below the last bit of any
+parameter not itself within a few powers of ten of 1e-38. The tests check
+that the parameters are the same bit for bit with and without flushing, on
+a run whose moments go subnormal, on one and two threads.
 
-:func:`flush_enter` and :func:`flush_restore` are Numba functions (callable
-from Python or from kernels, also inside ``prange`` bodies, whose worker
-threads have their own control register): x86-64 sets MXCSR's FTZ and DAZ
+:func:`flush_set`, :func:`flush_enter` and :func:`flush_restore` are Numba
+functions (callable from Python or from kernels, also inside ``prange``
+bodies, whose worker threads have their own control register): x86-64 sets MXCSR's FTZ and DAZ
 bits, AArch64 FPCR's FZ bit. Elsewhere they do nothing (:data:`SUPPORTED`
 is False) and subnormals are computed as before, only slower. Each call
 is also a compiler barrier, so that no load or store of an array moves
@@ -79,17 +80,22 @@ def _write(builder, value):
         builder.call(fn, [value])
 
 
+_BITS = _MXCSR_FTZ_DAZ if _X86 else _FPCR_FZ if _ARM64 else 0
+
+
 @intrinsic
-def _enter(typingctx):
+def _set(typingctx, on):
     def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
         _barrier(builder)
         old = _read(builder)
-        bits = _MXCSR_FTZ_DAZ if _X86 else _FPCR_FZ if _ARM64 else 0
-        _write(builder, builder.or_(old, ir.Constant(ir.IntType(64), bits)))
+        cleared = builder.and_(old, ir.Constant(i64, ~_BITS & 0xFFFFFFFFFFFFFFFF))
+        mask = builder.select(args[0], ir.Constant(i64, _BITS), ir.Constant(i64, 0))
+        _write(builder, builder.or_(cleared, mask))
         _barrier(builder)
         return old
 
-    return types.int64(), codegen
+    return types.int64(types.boolean), codegen
 
 
 @intrinsic
@@ -104,9 +110,28 @@ def _restore(typingctx, old):
 
 
 @nb.njit(cache=True)
+def flush_set(on: bool) -> int:
+    """Flush subnormals to zero on this thread (``on``) or compute them (not ``on``).
+
+    Returns the old control word for :func:`flush_restore`. Kernels whose
+    ``prange`` chunks must run in a given mode set it this way in each chunk
+    (a worker thread keeps whatever mode it was left in, or was created in).
+    """
+    return _set(on)
+
+
+@nb.njit(cache=True)
 def flush_enter() -> int:
     """Flush subnormals to zero on this thread; returns the old control word for :func:`flush_restore`."""
-    return _enter()
+    return _set(True)
+
+
+@nb.njit(parallel=True, cache=True)
+def _touch_pool(n):
+    s = 0
+    for i in nb.prange(n):
+        s += i
+    return s
 
 
 @nb.njit(cache=True)
@@ -120,13 +145,19 @@ def flush_denormals(enabled: bool = True):
     """While active, float arithmetic on this thread flushes subnormals to zero.
 
     Covers NumPy, Numba and single-threaded PyTorch code run on the calling
-    thread (each thread has its own control register: kernels with worker
-    threads set it per worker, as :func:`phdlib.kernels.vh.adam_rows_parallel`
-    does). ``enabled=False`` changes nothing.
+    thread. Each thread has its own control register: kernels with worker
+    threads set the mode per chunk, as
+    :func:`phdlib.kernels.vh.adam_rows_parallel` does; PyTorch's own worker
+    threads (``PHD_TORCH_THREADS`` > 1 on the autograd step) are not
+    flushed. Numba's worker pool is started before the mode is set, so that
+    it does not inherit it. ``enabled=False`` changes nothing.
     """
     if not enabled:
         yield
         return
+    # Numba's worker threads inherit the mode of the thread that starts them: start
+    # them now, outside the block, so that they do not keep flushing after it
+    _touch_pool(nb.get_num_threads())
     old = flush_enter()
     try:
         yield

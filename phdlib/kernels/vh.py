@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 
 from .floats import fma32, sqrt32
-from .fpenv import flush_enter, flush_restore
+from .fpenv import flush_restore, flush_set
 
 
 @nb.njit(error_model="numpy", cache=True)
@@ -179,18 +179,17 @@ def adam_rows_parallel(p, m, v, rows, g, slot, acc, c1, b2, c2, bc2s, eps, nss, 
                        flush=False):
     """:func:`adam_rows` with the dense pass in ``chunks`` row ranges on Numba's threads.
 
-    flush: each chunk runs with subnormals flushed to zero on its worker thread
-    (:mod:`phdlib.kernels.fpenv`; the calling thread's mode does not reach
-    the workers). :func:`adam_rows` runs on the calling thread, in its mode.
+    flush: each chunk runs with subnormals flushed to zero (True) or computed
+    (False), whatever mode its worker thread was in (:mod:`phdlib.kernels.fpenv`).
+    :func:`adam_rows` runs on the calling thread, in its mode.
     """
     accumulate_rows(rows, g, slot, acc)
     n = p.shape[0]
     for c in nb.prange(chunks):
-        old = flush_enter() if flush else 0
+        old = flush_set(flush)
         _adam_span(p, m, v, slot, acc, n * c // chunks, n * (c + 1) // chunks,
                    c1, b2, c2, bc2s, eps, nss)
-        if flush:
-            flush_restore(old)
+        flush_restore(old)
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")

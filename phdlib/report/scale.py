@@ -172,6 +172,8 @@ def commits(rows: pd.DataFrame) -> pd.DataFrame:
     datasets and methods (labels), in the order the file first has them.
     """
     ok = rows[rows["error"].isna()] if "error" in rows else rows
+    if "commit" not in ok:  # a file written before rows had their own provenance
+        ok = ok.assign(commit="unknown", date="")
     out = []
     for commit, g in ok.groupby("commit", sort=False):
         out.append({"commit": str(commit)[:10], "from": g["date"].min(), "to": g["date"].max(),
