@@ -117,24 +117,17 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
                 loaded[path] = results.load(path)
             return loaded[path]
 
-        samples = {}
-
-        def sample_runs(c):  # a grid on a user sample: its points in the client's store
-            sp = _load_split(c.dataset, c.split_seed, data_dir)
-            cfg, _, _ = training.config_of(c.method, sp, c.bits, c.overrides)
-            k = (c.dataset, c.split_seed, cfg.get("tune_ratings"))
-            if k not in samples and "tune_ratings" in cfg:
-                samples[k] = training.tune_split(sp, cfg)
-            return training.stored_on_sample(c.method, sp, c.bits, c.overrides, root,
-                                             samples.get(k))
-
         for c in todo:
             deps = dependency_cells(c, data_dir)
             dst = status(deps, root=root, data_dir=data_dir) if deps else None
             stored = [] if dst is None else [
                 load_once(p) for p, s in zip(dst["path"], dst["status"]) if s == "stored"]
             if dst is None or (dst["status"] != "stored").any():
-                stored += sample_runs(c)  # an anchor not stored yet tunes on the worker
+                # an anchor not stored yet tunes on the worker: ship its grid's points
+                # on the user sample, if it draws one, that the client's store holds
+                stored += training.stored_on_sample(
+                    c.method, _load_split(c.dataset, c.split_seed, data_dir), c.bits,
+                    c.overrides, root)
             fut, fp = splits[(c.dataset, c.split_seed)]
             f = client.submit(remote_cell, c, fut, fp, stored, retries=retries, pure=False,
                               key=f"phd-cell-{st.at[pos[c], 'key']}-{time.time_ns()}")

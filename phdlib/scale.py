@@ -154,11 +154,9 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
 
     cells = [(d, m, int(b)) for d in datasets for m in methods_
              for b in _tuning_width_first(m, d, bits, profile)]
-    done = set()
-    if out is not None and Path(out).is_file() and not redo:
-        done = {_cell_key(r) for _, r in _measured(load(out), out, profile).iterrows()}
-    elif out is not None and Path(out).is_file():
-        _measured(load(out), out, profile)  # the profile check
+    have = (_measured(load(out), out, profile) if out is not None and Path(out).is_file()
+            else None)  # (also the profile check)
+    done = set() if have is None or redo else {_cell_key(r) for _, r in have.iterrows()}
     prov = {**provenance(command), "profile": profile}
     todo = [c for c in cells if c not in done]
     frames = []
@@ -187,12 +185,21 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
         save(out, ran, prov)
     # the file's measured cells, then this run's rows (its failures included, and
     # only its own: a failure another writer left in the file is not this run's)
-    rest = _measured(load(out), out, profile)
-    if len(ran) and len(rest):
-        keys = {_cell_key(r) for _, r in ran.iterrows()}
-        rest = rest[~rest.apply(lambda r: _cell_key(r) in keys, axis=1)]
-    return pd.concat([f for f in (rest, ran) if len(f)], ignore_index=True) if (
-        len(rest) or len(ran)) else ran
+    return _concat(_without(_measured(load(out), out, profile), ran), ran)
+
+
+def _without(rows: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` less the rows of every cell that ``cells`` has rows of."""
+    if not len(rows) or not len(cells):
+        return rows
+    keys = {_cell_key(r) for _, r in cells.iterrows()}
+    return rows[~rows.apply(lambda r: _cell_key(r) in keys, axis=1)]
+
+
+def _concat(*frames: pd.DataFrame) -> pd.DataFrame:
+    """The non-empty frames one after the other (an empty frame if none)."""
+    kept = [f for f in frames if f is not None and len(f)]
+    return pd.concat(kept, ignore_index=True) if kept else pd.DataFrame()
 
 
 def _measured(old: dict, out, profile: str) -> pd.DataFrame:
@@ -228,19 +235,12 @@ def _merge_save(out, rows: pd.DataFrame, prov: dict) -> None:
         old = None
         if path.is_file():
             rec = load(path)
-            _measured(rec, path, prov["profile"])  # the profile check
-            old = rec["rows"]
-        failed = "error" in rows and rows["error"].notna().any()
-        keys = {_cell_key(r) for _, r in rows.iterrows()}
-        if old is not None and len(old):
-            hit = old.apply(lambda r: _cell_key(r) in keys, axis=1)
-            ok = old["error"].isna() if "error" in old else pd.Series(True, index=old.index)
-            if failed and (hit & ok).any():
+            measured = _measured(rec, path, prov["profile"])  # also the profile check
+            failed = "error" in rows and rows["error"].notna().any()
+            if failed and len(_without(measured, rows)) < len(measured):
                 return  # keep the cell's measurement; the failure is in the return value
-            old = old[~hit]
-        merged = pd.concat([f for f in (old, rows) if f is not None and len(f)],
-                           ignore_index=True)
-        save(path, merged, prov)
+            old = _without(rec["rows"], rows)
+        save(path, _concat(old, rows), prov)
 
 
 def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[int]:

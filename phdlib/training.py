@@ -170,11 +170,25 @@ def tune_split(split, config: dict):
     from .data import sample_users
 
     cap = config.get("tune_ratings")
-    return split if cap is None else sample_users(split, cap, seed=int(split.seed))
+    if cap is None:
+        return split
+    key = (split.fingerprint, cap, int(split.seed))
+    if key not in _SAMPLES:  # every run, transfer and Dask cell of a grid draws the same one
+        sample = sample_users(split, cap, seed=int(split.seed))
+        if sample is split:
+            return split
+        if len(_SAMPLES) >= 2:
+            _SAMPLES.pop(next(iter(_SAMPLES)))
+        _SAMPLES[key] = sample
+    return _SAMPLES[key]
 
 
-def stored_on_sample(name: str, split, bits: int, overrides: dict | None = None, root=None,
-                     sample=None) -> list[results.Run]:
+#: The last user samples drawn by :func:`tune_split`, by (split fingerprint, cap, seed).
+_SAMPLES: dict = {}
+
+
+def stored_on_sample(name: str, split, bits: int, overrides: dict | None = None,
+                     root=None) -> list[results.Run]:
     """The stored runs on the user sample that a run of ``name`` on ``split`` would reuse.
 
     Where ``split`` is larger than the config's ``tune_ratings``, the grid of
@@ -182,12 +196,11 @@ def stored_on_sample(name: str, split, bits: int, overrides: dict | None = None,
     sample: its points and the tuned run there are runs of their own. This
     returns those found in the store ``root`` (empty when the grid draws no
     sample), e.g. to ship them with a cell to a worker that has no store.
-    ``sample``: the sample split when the caller has drawn it already.
     """
     cfg, points, tune_bits = config_of(name, split, bits, overrides)
     if not points or "tune_ratings" not in cfg:
         return []
-    on = tune_split(split, cfg) if sample is None else sample
+    on = tune_split(split, cfg)
     scfg, spoints, _ = config_of(name, on, tune_bits, overrides)
     configs = [scfg] + [{**scfg, **pt} for pt in spoints]
     found = (results.find(name, on.dataset.name, tune_bits, TUNE_SEED, c, on.fingerprint,

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from types import SimpleNamespace
 
 import numba
@@ -118,14 +119,9 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
     calls = max(1, rows // blk)
     probe()
     K.arithmetic_probe(p, m, v, 1, *consts)
-    slot = np.full(rows, -1, np.int64)
-    no_rows, no_grad = np.empty(0, np.int64), np.empty((0, bits), np.float32)
 
     def adam_pass():  # the dense pass of a step on arrays of this shape, no gradient rows
-        if threads > 1:
-            K.adam_rows_parallel(a, b, c, no_rows, no_grad, slot, no_grad, *consts, threads)
-        else:
-            K.adam_rows(a, b, c, no_rows, no_grad, slot, no_grad, *consts)
+        _dense_pass(a, b, c, threads, consts)
 
     adam_pass()
     sub = _subnormal_pass(rows, bits, threads, consts)
@@ -156,6 +152,26 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
             "flushed_ms": 1e3 * float(np.median(fast))}
 
 
+@lru_cache(maxsize=8)
+def _no_gradient(rows: int, bits: int):
+    """Buffers of a step without gradient rows (allocated once, not inside a timing):
+    slot int64 ``(rows,)`` all -1 (the kernels leave it so), empty rows and gradients."""
+    return (np.full(rows, -1, np.int64), np.empty(0, np.int64),
+            np.empty((0, bits), np.float32))
+
+
+def _dense_pass(p, m, v, threads: int, consts, flush: bool = False) -> None:
+    """The dense Adam pass of one step on ``p, m, v`` with no gradient rows, as the
+    fused step runs it on ``threads`` threads (``flush``: its workers flush)."""
+    from ..kernels import vh as K
+
+    slot, no_rows, no_grad = _no_gradient(*p.shape)
+    if threads > 1:
+        K.adam_rows_parallel(p, m, v, no_rows, no_grad, slot, no_grad, *consts, threads, flush)
+    else:
+        K.adam_rows(p, m, v, no_rows, no_grad, slot, no_grad, *consts)
+
+
 def _subnormal_pass(rows: int, bits: int, threads: int, consts):
     """A timer of the dense Adam pass with :data:`SUBNORMAL_ROWS` subnormal rows.
 
@@ -163,7 +179,6 @@ def _subnormal_pass(rows: int, bits: int, threads: int, consts):
     before each call, since one flushed pass zeroes them.
     """
     from ..kernels import fpenv
-    from ..kernels import vh as K
 
     rng = np.random.default_rng(7)
     p = rng.uniform(-1, 1, (rows, bits)).astype(np.float32)
@@ -171,18 +186,12 @@ def _subnormal_pass(rows: int, bits: int, threads: int, consts):
     m0[rng.random(rows) < SUBNORMAL_ROWS] = np.float32(1e-40)
     v0 = np.full((rows, bits), 1e-6, np.float32)
     m, v = m0.copy(), v0.copy()
-    slot = np.full(rows, -1, np.int64)
-    no_rows, no_grad = np.empty(0, np.int64), np.empty((0, bits), np.float32)
 
     def timed(flush: bool) -> float:
         m[:], v[:] = m0, v0
         with fpenv.flush_denormals(flush):
             t0 = time.perf_counter()
-            if threads > 1:
-                K.adam_rows_parallel(p, m, v, no_rows, no_grad, slot, no_grad, *consts,
-                                     threads, flush)
-            else:
-                K.adam_rows(p, m, v, no_rows, no_grad, slot, no_grad, *consts)
+            _dense_pass(p, m, v, threads, consts, flush)
             return time.perf_counter() - t0
 
     timed(False)

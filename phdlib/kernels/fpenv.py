@@ -25,6 +25,7 @@ across it.
 """
 from __future__ import annotations
 
+import os
 import platform
 from contextlib import contextmanager
 
@@ -126,6 +127,9 @@ def flush_enter() -> int:
     return _set(True)
 
 
+_POOL: dict = {}  # the process that started Numba's worker pool here
+
+
 @nb.njit(parallel=True, cache=True)
 def _touch_pool(n):
     s = 0
@@ -156,8 +160,10 @@ def flush_denormals(enabled: bool = True):
         yield
         return
     # Numba's worker threads inherit the mode of the thread that starts them: start
-    # them now, outside the block, so that they do not keep flushing after it
-    _touch_pool(nb.get_num_threads())
+    # them (once per process) outside the block, so that they do not keep flushing
+    if _POOL.get("pid") != os.getpid():  # a forked child starts a pool of its own
+        _touch_pool(nb.get_num_threads())
+        _POOL["pid"] = os.getpid()
     old = flush_enter()
     try:
         yield

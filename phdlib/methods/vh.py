@@ -140,7 +140,8 @@ class FitResult:
     valid ndcg@5 / ndcg@10 / mrr, user/item bit statistics, best); best_iteration,
     iterations (run), stop_reason; ms_per_iteration: mean training time per
     iteration (no evaluation), milliseconds; train_step: ``"fused"`` or
-    ``"autograd"`` (:mod:`phdlib.methods.vh_step`).
+    ``"autograd"`` (:mod:`phdlib.methods.vh_step`); flush: whether training
+    flushed subnormals to zero (:mod:`phdlib.kernels.fpenv`).
     """
 
     model: VHModel
@@ -152,6 +153,7 @@ class FitResult:
     seconds_to_best: float
     ms_per_iteration: float
     train_step: str = "autograd"
+    flush: bool = False
 
 
 def _earliest_stop(stopper: EarlyStopping, it: int, every: int) -> int:
@@ -302,7 +304,7 @@ def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
                      iterations=tr.it, stop_reason=stopper.reason, train_seconds=train_time,
                      seconds_to_best=seconds_to_best,
                      ms_per_iteration=1000.0 * train_time / max(tr.it, 1),
-                     train_step=tr.step.name)
+                     train_step=tr.step.name, flush=tr.flush and _FLUSH_SUPPORTED)
 
 
 # --------------------------------------------------------------------------- the methods
@@ -369,7 +371,7 @@ class VHMethod(Method):
                 "seconds_to_best": float(res.seconds_to_best), "train_seconds": float(res.train_seconds),
                 "ms_per_iteration": float(res.ms_per_iteration), "stop_reason": res.stop_reason,
                 "train_step": res.train_step,
-                "flush_denormals": bool(FLUSH_DENORMALS and _FLUSH_SUPPORTED),
+                "flush_denormals": bool(res.flush),
                 "device": resolve_device(cfg["device"]), "torch_threads": default_threads()}
         return CodeModel(bits, {"user_codes": uc.words, "item_codes": ic.words}, self.distance,
                          res.log, info)
