@@ -31,9 +31,7 @@ shared file system, no data on the workers.
 """
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import tempfile
 import time
 import traceback
@@ -59,8 +57,10 @@ def dependency_cells(cell, data_dir=None) -> list:
 
 def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
     """Worker: train ``cell`` on ``split`` in a private store; return the runs it created."""
-    t0 = time.perf_counter()
-    info = {"cell": cell, "host": socket.gethostname(), "pid": os.getpid()}
+    from .runner import usage_since
+    from .scale import cpu_seconds
+
+    t0, c0 = time.perf_counter(), cpu_seconds()
     root = Path(tempfile.mkdtemp(prefix="phdlib-cell-"))
     try:
         if split.fingerprint != fingerprint:
@@ -75,11 +75,11 @@ def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
         idx = results.index(root)
         new = [results.load(p) for p, k in zip(idx.get("path", []), idx.get("key", []))
                if k not in shipped]
-        return {**info, "ok": True, "runs": new, "key": run.key, "metrics": dict(run.metrics),
-                "seconds": time.perf_counter() - t0, "error": None}
+        return {"cell": cell, "ok": True, "runs": new, "key": run.key,
+                "metrics": dict(run.metrics), "error": None, **usage_since(t0, c0)}
     except Exception as exc:  # recorded by the client
-        return {**info, "ok": False, "runs": [], "seconds": time.perf_counter() - t0,
-                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        return {"cell": cell, "ok": False, "runs": [], "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(), **usage_since(t0, c0)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

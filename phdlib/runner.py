@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import socket
 import subprocess
+import sys
 import time
 import traceback
 import uuid
@@ -35,6 +37,9 @@ def _load_split(dataset: str, split_seed: int, data_dir):
 def _root(root) -> Path:
     return Path(root) if root is not None else results.results_dir()
 
+
+#: The ``format`` of a grid manifest (:func:`_write_manifest`, :func:`load_manifest`).
+MANIFEST_FORMAT = "phd-grid"
 
 _STATUS_COLUMNS = ["cell", "dataset", "method", "bits", "seed", "options", "key", "path", "status",
                    "error"]
@@ -63,21 +68,33 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_STATUS_COLUMNS)
 
 
+def usage_since(t0: float, c0: float) -> dict:
+    """What the calling process spent since ``(time.perf_counter(), cpu_seconds())``
+    was ``(t0, c0)``: ``seconds`` (wall), ``cpu_seconds`` (user + system, all
+    threads) and ``peak_rss_mb``, the process's peak resident set so far (MB:
+    a worker that ran cells before reports the largest of them, so it is an
+    upper bound on this cell's), with ``host`` and ``pid``."""
+    from .scale import cpu_seconds, peak_rss_mb
+
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": cpu_seconds() - c0,
+            "peak_rss_mb": peak_rss_mb(), "host": socket.gethostname(), "pid": os.getpid()}
+
+
 def _run_cell(cell, root: str, data_dir: str | None) -> dict:
     """Worker: train one cell through the store. Returns a small picklable dict."""
-    t0 = time.perf_counter()
+    from .scale import cpu_seconds
+
+    t0, c0 = time.perf_counter(), cpu_seconds()
     try:
         split = _load_split(cell.dataset, cell.split_seed, data_dir)
         run = training.run(cell.method, split, cell.bits, seed=cell.seed, overrides=cell.overrides,
                           progress=False, root=Path(root))
-        return {"cell": cell, "ok": True, "seconds": time.perf_counter() - t0,
-                "train_seconds": float(run.wall_seconds), "key": run.key,
-                "path": str(run.path) if run.path else None, "metrics": dict(run.metrics),
-                "host": socket.gethostname(), "pid": os.getpid(), "error": None}
+        return {"cell": cell, "ok": True, "train_seconds": float(run.wall_seconds),
+                "key": run.key, "path": str(run.path) if run.path else None,
+                "metrics": dict(run.metrics), "error": None, **usage_since(t0, c0)}
     except Exception as exc:  # recorded, reported, and re-raised by run_grid if asked
-        return {"cell": cell, "ok": False, "seconds": time.perf_counter() - t0,
-                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
-                "host": socket.gethostname(), "pid": os.getpid()}
+        return {"cell": cell, "ok": False, "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(), **usage_since(t0, c0)}
 
 
 def _cost(cell) -> int:
@@ -150,6 +167,8 @@ def _record(st: pd.DataFrame, out: dict, twins: dict, pos: dict) -> None:
     for j, twin in enumerate(twins[key]):
         i = pos[twin]
         st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
+        st.at[i, "cpu_seconds"] = out.get("cpu_seconds", float("nan")) if j == 0 else 0.0
+        st.at[i, "peak_rss_mb"] = out.get("peak_rss_mb", float("nan"))
         if out["ok"]:
             st.at[i, "status"] = "ran" if j == 0 else "stored"
             st.at[i, "key"] = out["key"]
@@ -208,8 +227,11 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     ``"raise"`` raises :class:`GridError` after every cell has been tried,
     ``"record"`` only records failures in the report. Columns: cell fields,
     ``status`` (stored / ran / failed), ``seconds`` (wall time of the cell in
-    this call), ``key``, ``path``, ``ndcg@10``, ``error``. A manifest with the
-    provenance of the call is written to ``<root>/_grids/<name>-<UTC time>.json``.
+    this call), ``cpu_seconds`` (its CPU time), ``peak_rss_mb`` (its worker's
+    peak memory, see :func:`usage_since`), ``key``, ``path``, ``ndcg@10``,
+    ``error``. A manifest with the provenance of the call (:func:`load_manifest`)
+    is written to ``<root>/_grids/<name>-<UTC time>.json``; its path is in
+    the returned frame's ``attrs["manifest"]``.
     dask: a Dask scheduler address (``"tcp://host:8786"``) or a
     ``distributed.Client``: the cells run on that cluster, whose workers need
     neither the data nor this store (:mod:`phdlib.cluster`); ``jobs`` is then
@@ -229,8 +251,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     points = [c for c in first if c not in set(cells)]
     if points:
         st = pd.concat([status(points, root=root, data_dir=data_dir), st], ignore_index=True)
-    st["seconds"] = 0.0
-    st["ndcg@10"] = float("nan")
+    st["seconds"] = st["cpu_seconds"] = 0.0
+    st["peak_rss_mb"] = st["ndcg@10"] = float("nan")
     outcomes: list = []
     for phase in (set(first), set(cells)):
         todo, twins = _missing(st, phase)
@@ -245,9 +267,11 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
             meta = json.loads((Path(row["path"]) / "meta.json").read_text())
             st.at[i, "ndcg@10"] = meta.get("metrics", {}).get("ndcg@10", float("nan"))
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    _write_manifest(root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs,
-                    None if dask is None else f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}")
+    manifest = _write_manifest(
+        root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs,
+        None if dask is None else f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}")
     st = st[st["cell"].isin(set(cells))].reset_index(drop=True)
+    st.attrs["manifest"] = str(manifest)
     failed = st[st["status"] == "failed"]
     if len(failed) and errors == "raise":
         msg = "; ".join(f"{c.label()}: {e}" for c, e in zip(failed["cell"], failed["error"]))
@@ -259,17 +283,27 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, sta
                     finished: str, seconds: float, jobs, backend: str | None = None) -> Path:
     import joblib
 
+    from .scale import peak_rss_mb
+
     backend = backend or type(joblib.parallel.get_active_backend()[0]).__name__
+    def num(v):
+        return None if v != v else float(v)  # NaN (not measured) as null
+
     manifest = {
+        "format": MANIFEST_FORMAT, "version": 1,
         "name": name, "started": started, "finished": finished, "wall_seconds": seconds,
         "phdlib": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
-        "host": socket.gethostname(), "platform": platform.platform(), "jobs": jobs,
+        "host": socket.gethostname(), "platform": platform.platform(), "cpus": os.cpu_count(),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "command": shlex.join([Path(sys.argv[0]).name] + sys.argv[1:]), "jobs": jobs,
+        "client_peak_rss_mb": peak_rss_mb(),
         "backend": backend,
         "cells": [
             {"label": r["cell"].label(), "dataset": r["dataset"], "method": r["method"],
              "bits": int(r["bits"]), "seed": int(r["seed"]), "options": dict(r["cell"].options),
              "split_seed": r["cell"].split_seed, "status": r["status"], "key": r["key"],
-             "seconds": float(r["seconds"]), "error": r["error"]}
+             "seconds": float(r["seconds"]), "cpu_seconds": num(r["cpu_seconds"]),
+             "peak_rss_mb": num(r["peak_rss_mb"]), "error": r["error"]}
             for _, r in st.iterrows()
         ],
         "workers": sorted({f"{o['host']}:{o['pid']}" for o in outcomes}),
@@ -278,3 +312,22 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, sta
     return write_json(root / "_grids" / f"{name}-{stamp}-{uuid.uuid4().hex[:8]}.json", manifest)
 
 
+
+
+def load_manifest(path) -> dict:
+    """A grid manifest (``<results>/_grids/*.json``, or a copy such as ``phd
+    reproduce --manifest``'s): its fields, with ``cells`` as a DataFrame (one
+    row per cell: ``method``, ``bits``, ``seed``, ``status``, ``seconds``,
+    ``cpu_seconds``, ``peak_rss_mb``...). ``ValueError`` naming the file when it
+    is not a complete manifest."""
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable grid manifest ({exc})") from None
+    need = ("started", "finished", "wall_seconds", "jobs", "cells")
+    if not isinstance(obj, dict) or obj.get("format") != MANIFEST_FORMAT or \
+            not all(k in obj for k in need) or not isinstance(obj["cells"], list):
+        raise ValueError(f"{path}: not a grid manifest written by phdlib.runner.run_grid "
+                         f"(expected format {MANIFEST_FORMAT!r} with {', '.join(need)})")
+    return {**obj, "cells": pd.DataFrame(obj["cells"])}

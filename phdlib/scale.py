@@ -44,12 +44,14 @@ from . import __version__
 STAGES = ("load", "split", "train", "evaluate")
 
 
-def _peak_mb() -> float:
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (MB)."""
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / 1024.0 if sys.platform != "darwin" else r / 2**20
 
 
-def _cpu() -> float:
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (seconds, all its threads)."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
@@ -62,10 +64,10 @@ def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_d
         rows = []
 
         def stage(name, fn):
-            w0, c0 = time.perf_counter(), _cpu()
+            w0, c0 = time.perf_counter(), cpu_seconds()
             out = fn()
-            rows.append({"stage": name, "wall_s": time.perf_counter() - w0, "cpu_s": _cpu() - c0,
-                         "peak_rss_mb": _peak_mb()})
+            rows.append({"stage": name, "wall_s": time.perf_counter() - w0,
+                         "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()})
             return out
 
         ds = stage("load", lambda: data.load_dataset(dataset, data_dir=data_dir))

@@ -43,6 +43,7 @@ CASES = [
     (["scale", "--redo", "--dataset", "ml-100k"], "--redo: needs --out"),
     (["reproduce", "--seeds", "0"], "--seeds"),
     (["reproduce", "--jobs", "-5"], "--jobs"),
+    (["reproduce", "--manifest", "/nonexistent-dir/m.json"], "the folder /nonexistent-dir does not"),
     (["reproduce", "--dataset", "synthetic", "--part", "nosuch"], "nosuch"),
     (["nosuch"], "invalid choice"),
     (["book", "build", "--chapter", "nosuch", "--no-site"], "nosuch"),

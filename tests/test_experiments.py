@@ -134,6 +134,14 @@ def test_run_grid_runs_only_missing_cells_and_records_provenance(fake):
     assert m["phdlib"] and m["python"] and len(m["cells"]) == 8
     assert {c["status"] for c in m["cells"]} == {"ran", "stored"}
     assert all(c["key"] for c in m["cells"])
+    # what each cell cost, as the worker measured it (a stored cell cost nothing here)
+    assert rep3.attrs["manifest"] == str(manifests[-1])
+    loaded = runner.load_manifest(manifests[-1])
+    ran, kept = loaded["cells"][loaded["cells"]["status"] == "ran"], \
+        loaded["cells"][loaded["cells"]["status"] == "stored"]
+    assert (ran["cpu_seconds"] >= 0).all() and (ran["peak_rss_mb"] > 0).all()
+    assert (kept["cpu_seconds"] == 0).all() and kept["peak_rss_mb"].isna().all()
+    assert loaded["cpus"] >= 1 and loaded["client_peak_rss_mb"] > 0 and loaded["command"]
     run = results.load(rep3["path"].iloc[0])
     assert run.config["lr"] in (0.1, 0.5) and run.fingerprint == "fake-d-0" and run.version
 
@@ -298,3 +306,13 @@ def test_ensure_point_trains_one_seed_in_parallel_and_run_profiled_reuses_it(fak
     again = E.run_profiled("fake", _FakeSplit("d", 1), 16, "full", seed=3)
     assert len(CALLS) == n                      # the same stored run, not trained again
     assert again.key == runs[("fake", 16)].key
+
+
+def test_load_manifest_names_the_file_it_rejects(tmp_path):
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps({"name": "t", "cells": []}))  # no format, no timings
+    with pytest.raises(ValueError, match="m.json: not a grid manifest"):
+        runner.load_manifest(bad)
+    bad.write_text("{")
+    with pytest.raises(ValueError, match="m.json: not a readable grid manifest"):
+        runner.load_manifest(bad)

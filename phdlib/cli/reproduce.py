@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
+from ..io import write_text
 from ._common import SEED, add_json_flag, dump_json, error_message, fail, int_in
 
 
 def _reproduce(args) -> int:
     from .. import experiments, methods
 
+    manifest = None if args.manifest is None else Path(args.manifest)
+    if manifest is not None and not manifest.parent.is_dir():
+        return fail(f"--manifest {args.manifest}: the folder {manifest.parent} does not exist")
     try:
         grid = experiments.plan(args.dataset, args.profile, seeds=args.seeds,
                                 parts=args.part or experiments.PARTS, split_seed=args.split_seed)
@@ -29,10 +34,16 @@ def _reproduce(args) -> int:
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
             FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
         return fail(error_message(exc))
+    if manifest is not None:  # a copy of the grid's manifest, e.g. for the book's records
+        try:
+            write_text(manifest, Path(report.attrs["manifest"]).read_text(encoding="utf-8"))
+        except OSError as exc:
+            return fail(f"--manifest {args.manifest}: cannot write it ({exc.strerror or exc})")
     table = experiments.summary_table(report)
     counts = report["status"].value_counts().to_dict()
     if args.json:
         dump_json({"dataset": args.dataset, "profile": args.profile, "wall_seconds": wall,
+                   "manifest": report.attrs["manifest"],
                    "counts": counts,
                    "cells": [{k: (None if v != v else v) for k, v in row.items()}
                              for row in table.to_dict(orient="records")],
@@ -65,6 +76,9 @@ def register(sub) -> None:
     p.add_argument("--part", action="append", choices=PARTS,
                    help="only the cells of this part; repeatable (default: all)")
     p.add_argument("--method", action="append", help="only this method; repeatable")
+    p.add_argument("--manifest", metavar="PATH", default=None,
+                   help="also write the grid's manifest (cells, seconds, CPU, peak memory, "
+                        "provenance) to PATH, e.g. book/recorded/reproduce-full-10m.json")
     p.add_argument("--progress", action="store_true", help="progress bar even with --json")
     add_json_flag(p)
     p.set_defaults(func=_reproduce)
