@@ -243,3 +243,34 @@ def test_a_file_keeps_every_failed_cell_and_a_failure_does_not_replace_a_measure
     assert list(kept["method"]) == ["ok"]  # ...and the measurement kept
     df = scale.sweep(["x"], ["ok"], bits=(8,), out=out)
     assert "error" not in df or df["error"].isna().all()  # others' failures are not this run's
+
+
+def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
+    import pandas as pd
+
+    from phdlib.report import scale as R
+
+    cells = pd.DataFrame([
+        # VH at 64 bits: its grid's point and the cell; at 32 bits reused (stored)
+        {"label": "p", "method": "vh", "bits": 64, "status": "ran", "seconds": 600.0,
+         "cpu_seconds": 590.0, "peak_rss_mb": 2048.0},
+        {"label": "c", "method": "vh", "bits": 64, "status": "ran", "seconds": 1200.0,
+         "cpu_seconds": 1190.0, "peak_rss_mb": 1024.0},
+        {"label": "s", "method": "vh", "bits": 32, "status": "stored", "seconds": 0.0,
+         "cpu_seconds": 0.0, "peak_rss_mb": None},
+        {"label": "m", "method": "mf", "bits": 32, "status": "ran", "seconds": 1800.0,
+         "cpu_seconds": 1700.0, "peak_rss_mb": 512.0}])
+    rep = {"wall_seconds": 1900.0, "jobs": 2, "client_peak_rss_mb": 300.0, "cells": cells}
+    t = R.reproduction(rep)
+    assert list(t["method"]) == ["VH", "MF"]  # the costlier first
+    assert list(t["cells"]) == [2, 1] and list(t["minutes"]) == [30.0, 30.0]
+    assert t["peak_gib"].iloc[0] == 2.0
+    s = R.reproduction_summary(rep)
+    assert s["cells"] == 3 and s["cell_minutes"] == 60.0 and s["wall_minutes"] == 1900 / 60
+    assert s["within 60 min"] and s["within 8 GiB"] and s["peak_gib"] == 2.0
+    # a failed cell, or an hour and more of wall time, is not within the target
+    failed = cells.assign(status=["ran", "ran", "failed", "ran"])
+    assert not R.reproduction_summary({**rep, "cells": failed})["within 60 min"]
+    assert not R.reproduction_summary({**rep, "wall_seconds": 3601.0})["within 60 min"]
+    big = cells.assign(peak_rss_mb=[9000.0, 1.0, None, 1.0])
+    assert not R.reproduction_summary({**rep, "cells": big})["within 8 GiB"]

@@ -181,3 +181,40 @@ def commits(rows: pd.DataFrame) -> pd.DataFrame:
                     "datasets": ", ".join(dict.fromkeys(g["dataset"])),
                     "methods": ", ".join(dict.fromkeys(label(m) for m in g["method"]))})
     return pd.DataFrame(out)
+
+
+def reproduction(manifest: dict) -> pd.DataFrame:
+    """What each method cost in one grid run end to end (a ``phd reproduce
+    --manifest`` file, :func:`phdlib.runner.load_manifest`): per method and
+    width, the cells that ran (a grid's points count with the width the grid
+    is tuned at), their wall and CPU minutes summed, and the largest peak
+    memory of the worker that ran them (GiB; an upper bound, as a worker that
+    ran larger cells before reports their peak)."""
+    c = manifest["cells"]
+    c = c[c["status"] == "ran"]
+    g = c.groupby(["method", "bits"], sort=False).agg(
+        cells=("label", "size"), minutes=("seconds", lambda s: s.sum() / 60),
+        cpu_minutes=("cpu_seconds", lambda s: s.sum() / 60),
+        peak_gib=("peak_rss_mb", lambda s: s.max() / 1024)).reset_index()
+    g["method"] = g["method"].map(label)
+    return g.sort_values("minutes", ascending=False).reset_index(drop=True)
+
+
+def reproduction_summary(manifest: dict) -> dict:
+    """The totals of a grid run (:func:`reproduction`): ``wall_minutes`` from
+    start to end, ``jobs``, ``cells`` that ran, ``cell_minutes`` (their wall
+    times summed: what one process would take, if the cells cost the same
+    alone), ``cpu_minutes``, ``peak_gib`` (the largest worker's or the
+    client's), ``failed`` cells, and whether the run is within
+    :data:`TARGET_MINUTES` and :data:`TARGET_GIB`."""
+    c = manifest["cells"]
+    ran = c[c["status"] == "ran"]
+    peaks = [ran["peak_rss_mb"].max(), manifest.get("client_peak_rss_mb") or np.nan]
+    out = {"wall_minutes": manifest["wall_seconds"] / 60, "jobs": manifest["jobs"],
+           "cells": len(ran), "failed": int((c["status"] == "failed").sum()),
+           "cell_minutes": ran["seconds"].sum() / 60,
+           "cpu_minutes": ran["cpu_seconds"].sum() / 60,
+           "peak_gib": np.nanmax(peaks) / 1024}
+    out["within 60 min"] = out["wall_minutes"] <= TARGET_MINUTES and not out["failed"]
+    out["within 8 GiB"] = out["peak_gib"] <= TARGET_GIB
+    return out
