@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shlex
 import socket
 import subprocess
-import sys
 import time
 import traceback
 import uuid
@@ -217,7 +215,7 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
 
 def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
              progress: bool = True, errors: str = "raise", name: str = "grid",
-             dask=None) -> pd.DataFrame:
+             dask=None, command: str | None = None) -> pd.DataFrame:
     """Run the cells the store lacks; return one row per cell.
 
     Tuning points of the missing cells (:func:`grid_cells`) run first, as
@@ -235,7 +233,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     dask: a Dask scheduler address (``"tcp://host:8786"``) or a
     ``distributed.Client``: the cells run on that cluster, whose workers need
     neither the data nor this store (:mod:`phdlib.cluster`); ``jobs`` is then
-    unused.
+    unused. command: the command line that ran the grid, for the manifest
+    (``phd reproduce`` gives its own).
     """
     if errors not in ("raise", "record"):
         raise ValueError(f"errors must be 'raise' or 'record', got {errors!r}")
@@ -269,7 +268,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     manifest = _write_manifest(
         root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs,
-        None if dask is None else f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}")
+        None if dask is None else f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}",
+        command)
     st = st[st["cell"].isin(set(cells))].reset_index(drop=True)
     st.attrs["manifest"] = str(manifest)
     failed = st[st["status"] == "failed"]
@@ -280,7 +280,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
 
 
 def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, started: str,
-                    finished: str, seconds: float, jobs, backend: str | None = None) -> Path:
+                    finished: str, seconds: float, jobs, backend: str | None = None,
+                    command: str | None = None) -> Path:
     import joblib
 
     from .scale import peak_rss_mb
@@ -295,7 +296,7 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, sta
         "phdlib": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
         "host": socket.gethostname(), "platform": platform.platform(), "cpus": os.cpu_count(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "command": shlex.join([Path(sys.argv[0]).name] + sys.argv[1:]), "jobs": jobs,
+        "command": command, "jobs": jobs,
         "client_peak_rss_mb": peak_rss_mb(),
         "backend": backend,
         "cells": [

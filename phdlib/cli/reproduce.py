@@ -1,6 +1,7 @@
 """``phd reproduce``: run every experiment behind the paper's tables and figures."""
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,8 @@ def _reproduce(args) -> int:
         t0 = time.perf_counter()
         report = experiments.run_grid(
             cells, jobs=args.jobs, data_dir=args.data_dir, progress=not args.json or args.progress,
-            errors="record", name=f"reproduce-{args.dataset}-{args.profile}", dask=args.dask)
+            errors="record", name=f"reproduce-{args.dataset}-{args.profile}", dask=args.dask,
+            command=shlex.join(["phd"] + sys.argv[1:]))
         wall = time.perf_counter() - t0
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
             FileNotFoundError) as exc:  # a bad --set value, a diverging configuration
