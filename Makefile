@@ -55,7 +55,7 @@ data: venv
 # progress bar), or make stops with one message saying how to provide it and
 # that `make book DATASET=synthetic` builds the whole book offline.
 book: venv data mathjax
-	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) $(BOOK_ARGS)
+	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) --param jobs=$(JOBS) $(BOOK_ARGS)
 
 test: venv data mathjax
 	$(PY) -m pytest -q -n 2 -m "not site" tests

@@ -57,10 +57,9 @@ def dependency_cells(cell, data_dir=None) -> list:
 
 def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
     """Worker: train ``cell`` on ``split`` in a private store; return the runs it created."""
-    from .runner import usage_since
-    from .scale import cpu_seconds
+    from .scale import usage_since, usage_start
 
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    start = usage_start()
     root = Path(tempfile.mkdtemp(prefix="phdlib-cell-"))
     try:
         if split.fingerprint != fingerprint:
@@ -76,10 +75,10 @@ def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
         new = [results.load(p) for p, k in zip(idx.get("path", []), idx.get("key", []))
                if k not in shipped]
         return {"cell": cell, "ok": True, "runs": new, "key": run.key,
-                "metrics": dict(run.metrics), "error": None, **usage_since(t0, c0)}
+                "metrics": dict(run.metrics), "error": None, **usage_since(start)}
     except Exception as exc:  # recorded by the client
         return {"cell": cell, "ok": False, "runs": [], "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(), **usage_since(t0, c0)}
+                "traceback": traceback.format_exc(), **usage_since(start)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

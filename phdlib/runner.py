@@ -38,6 +38,7 @@ def _root(root) -> Path:
 
 #: The ``format`` of a grid manifest (:func:`_write_manifest`, :func:`load_manifest`).
 MANIFEST_FORMAT = "phd-grid"
+MANIFEST_VERSION = 1
 
 _STATUS_COLUMNS = ["cell", "dataset", "method", "bits", "seed", "options", "key", "path", "status",
                    "error"]
@@ -66,33 +67,21 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_STATUS_COLUMNS)
 
 
-def usage_since(t0: float, c0: float) -> dict:
-    """What the calling process spent since ``(time.perf_counter(), cpu_seconds())``
-    was ``(t0, c0)``: ``seconds`` (wall), ``cpu_seconds`` (user + system, all
-    threads) and ``peak_rss_mb``, the process's peak resident set so far (MB:
-    a worker that ran cells before reports the largest of them, so it is an
-    upper bound on this cell's), with ``host`` and ``pid``."""
-    from .scale import cpu_seconds, peak_rss_mb
-
-    return {"seconds": time.perf_counter() - t0, "cpu_seconds": cpu_seconds() - c0,
-            "peak_rss_mb": peak_rss_mb(), "host": socket.gethostname(), "pid": os.getpid()}
-
-
 def _run_cell(cell, root: str, data_dir: str | None) -> dict:
     """Worker: train one cell through the store. Returns a small picklable dict."""
-    from .scale import cpu_seconds
+    from .scale import usage_since, usage_start
 
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    start = usage_start()
     try:
         split = _load_split(cell.dataset, cell.split_seed, data_dir)
         run = training.run(cell.method, split, cell.bits, seed=cell.seed, overrides=cell.overrides,
                           progress=False, root=Path(root))
         return {"cell": cell, "ok": True, "train_seconds": float(run.wall_seconds),
                 "key": run.key, "path": str(run.path) if run.path else None,
-                "metrics": dict(run.metrics), "error": None, **usage_since(t0, c0)}
+                "metrics": dict(run.metrics), "error": None, **usage_since(start)}
     except Exception as exc:  # recorded, reported, and re-raised by run_grid if asked
         return {"cell": cell, "ok": False, "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(), **usage_since(t0, c0)}
+                "traceback": traceback.format_exc(), **usage_since(start)}
 
 
 def _cost(cell) -> int:
@@ -165,8 +154,10 @@ def _record(st: pd.DataFrame, out: dict, twins: dict, pos: dict) -> None:
     for j, twin in enumerate(twins[key]):
         i = pos[twin]
         st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
+        # a twin reuses the run: it cost nothing, as a cell found stored
         st.at[i, "cpu_seconds"] = out.get("cpu_seconds", float("nan")) if j == 0 else 0.0
-        st.at[i, "peak_rss_mb"] = out.get("peak_rss_mb", float("nan"))
+        st.at[i, "peak_rss_mb"] = out.get("peak_rss_mb", float("nan")) if j == 0 else float("nan")
+        st.at[i, "peak_rss"] = out.get("peak_rss") if j == 0 else None
         if out["ok"]:
             st.at[i, "status"] = "ran" if j == 0 else "stored"
             st.at[i, "key"] = out["key"]
@@ -225,8 +216,9 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     ``"raise"`` raises :class:`GridError` after every cell has been tried,
     ``"record"`` only records failures in the report. Columns: cell fields,
     ``status`` (stored / ran / failed), ``seconds`` (wall time of the cell in
-    this call), ``cpu_seconds`` (its CPU time), ``peak_rss_mb`` (its worker's
-    peak memory, see :func:`usage_since`), ``key``, ``path``, ``ndcg@10``,
+    this call), ``cpu_seconds`` (its CPU time), ``peak_rss_mb`` and
+    ``peak_rss`` (the peak memory of the process that ran it, and what that
+    covers: :func:`phdlib.scale.usage_since`), ``key``, ``path``, ``ndcg@10``,
     ``error``. A manifest with the provenance of the call (:func:`load_manifest`)
     is written to ``<root>/_grids/<name>-<UTC time>.json``; its path is in
     the returned frame's ``attrs["manifest"]``.
@@ -252,6 +244,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
         st = pd.concat([status(points, root=root, data_dir=data_dir), st], ignore_index=True)
     st["seconds"] = st["cpu_seconds"] = 0.0
     st["peak_rss_mb"] = st["ndcg@10"] = float("nan")
+    st["peak_rss"] = None
+    load_start = _load_average()
     outcomes: list = []
     for phase in (set(first), set(cells)):
         todo, twins = _missing(st, phase)
@@ -265,11 +259,14 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
         if row["status"] == "stored" and not row["ndcg@10"] == row["ndcg@10"]:
             meta = json.loads((Path(row["path"]) / "meta.json").read_text())
             st.at[i, "ndcg@10"] = meta.get("metrics", {}).get("ndcg@10", float("nan"))
-    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    manifest = _write_manifest(
-        root, name, st, outcomes, started, finished, time.perf_counter() - t_start, jobs,
-        None if dask is None else f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}",
-        command)
+    backend = None
+    if dask is not None:
+        backend = f"dask {getattr(dask, 'scheduler', None) and dask.scheduler.address or dask}"
+    manifest = _write_manifest(root, name, st, outcomes, {
+        "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_seconds": time.perf_counter() - t_start, "jobs": jobs,
+        "effective_jobs": _effective_jobs(jobs, dask, outcomes), "backend": backend,
+        "command": command, "load_average_start": load_start})
     st = st[st["cell"].isin(set(cells))].reset_index(drop=True)
     st.attrs["manifest"] = str(manifest)
     failed = st[st["status"] == "failed"]
@@ -279,48 +276,65 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     return st
 
 
-def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, started: str,
-                    finished: str, seconds: float, jobs, backend: str | None = None,
-                    command: str | None = None) -> Path:
+def _load_average() -> list | None:
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+def _effective_jobs(jobs, dask, outcomes: list) -> int:
+    """How many cells ran at once at most: joblib's count for ``jobs``, or on
+    Dask the number of worker processes that returned a cell."""
+    if dask is not None:
+        return max(1, len({(o.get("host"), o.get("pid")) for o in outcomes}))
     import joblib
 
+    return int(joblib.effective_n_jobs(jobs))
+
+
+def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run: dict) -> Path:
+    """Write the provenance of one :func:`run_grid` call to ``<root>/_grids/``.
+
+    run: ``started``, ``finished`` (UTC), ``wall_seconds``, ``jobs`` (as asked),
+    ``effective_jobs``, ``backend`` (None: joblib's active one), ``command``,
+    ``load_average_start``. Per cell: status, key, wall and CPU seconds, and
+    the peak memory of the process that ran it with what that peak covers
+    (``peak_rss``, :func:`phdlib.scale.usage_since`); NaN (not measured) is null.
+    """
+    import joblib
+
+    from .io import records
     from .scale import peak_rss_mb
 
-    backend = backend or type(joblib.parallel.get_active_backend()[0]).__name__
-    def num(v):
-        return None if v != v else float(v)  # NaN (not measured) as null
-
+    backend = run["backend"] or type(joblib.parallel.get_active_backend()[0]).__name__
+    cells = pd.DataFrame({
+        "label": [c.label() for c in st["cell"]], "dataset": st["dataset"],
+        "method": st["method"], "bits": st["bits"].astype(int), "seed": st["seed"].astype(int),
+        "options": [dict(c.options) for c in st["cell"]],
+        "split_seed": [c.split_seed for c in st["cell"]], "status": st["status"],
+        "key": st["key"], "seconds": st["seconds"].astype(float),
+        "cpu_seconds": st["cpu_seconds"].astype(float),
+        "peak_rss_mb": st["peak_rss_mb"].astype(float), "peak_rss": st["peak_rss"],
+        "error": st["error"]})
     manifest = {
-        "format": MANIFEST_FORMAT, "version": 1,
-        "name": name, "started": started, "finished": finished, "wall_seconds": seconds,
-        "phdlib": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
-        "host": socket.gethostname(), "platform": platform.platform(), "cpus": os.cpu_count(),
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "command": command, "jobs": jobs,
-        "client_peak_rss_mb": peak_rss_mb(),
-        "backend": backend,
-        "cells": [
-            {"label": r["cell"].label(), "dataset": r["dataset"], "method": r["method"],
-             "bits": int(r["bits"]), "seed": int(r["seed"]), "options": dict(r["cell"].options),
-             "split_seed": r["cell"].split_seed, "status": r["status"], "key": r["key"],
-             "seconds": float(r["seconds"]), "cpu_seconds": num(r["cpu_seconds"]),
-             "peak_rss_mb": num(r["peak_rss_mb"]), "error": r["error"]}
-            for _, r in st.iterrows()
-        ],
+        "format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "name": name, **run,
+        "backend": backend, "phdlib": __version__, "git_commit": _git_commit(),
+        "python": platform.python_version(), "host": socket.gethostname(),
+        "platform": platform.platform(), "cpus": os.cpu_count(),
+        "load_average": _load_average(), "client_peak_rss_mb": peak_rss_mb(),
+        "cells": records(cells),
         "workers": sorted({f"{o['host']}:{o['pid']}" for o in outcomes}),
     }
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return write_json(root / "_grids" / f"{name}-{stamp}-{uuid.uuid4().hex[:8]}.json", manifest)
 
 
-
-
 def load_manifest(path) -> dict:
     """A grid manifest (``<results>/_grids/*.json``, or a copy such as ``phd
     reproduce --manifest``'s): its fields, with ``cells`` as a DataFrame (one
     row per cell: ``method``, ``bits``, ``seed``, ``status``, ``seconds``,
-    ``cpu_seconds``, ``peak_rss_mb``...). ``ValueError`` naming the file when it
-    is not a complete manifest."""
+    ``cpu_seconds``, ``peak_rss_mb``, ``peak_rss``...). A manifest written
+    before ``peak_rss`` and ``effective_jobs`` were recorded reads as peaks of
+    the whole worker process (``"process"``) and ``jobs`` cells at once.
+    ``ValueError`` naming the file when it is not a complete manifest."""
     path = Path(path)
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
@@ -331,4 +345,13 @@ def load_manifest(path) -> dict:
             not all(k in obj for k in need) or not isinstance(obj["cells"], list):
         raise ValueError(f"{path}: not a grid manifest written by phdlib.runner.run_grid "
                          f"(expected format {MANIFEST_FORMAT!r} with {', '.join(need)})")
-    return {**obj, "cells": pd.DataFrame(obj["cells"])}
+    if obj.get("version") != MANIFEST_VERSION:
+        raise ValueError(f"{path}: grid manifest version {obj.get('version')!r}; this phdlib "
+                         f"reads version {MANIFEST_VERSION}")
+    cells = pd.DataFrame(obj["cells"])
+    if "peak_rss" not in cells:  # written before the field: the worker process's peak
+        cells["peak_rss"] = cells.get("peak_rss_mb", pd.Series(index=cells.index)).map(
+            lambda v: None if v is None or v != v else "process")
+    jobs = obj["jobs"]
+    return {"effective_jobs": jobs if isinstance(jobs, int) and jobs >= 1 else None, **obj,
+            "cells": cells}

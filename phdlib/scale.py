@@ -56,6 +56,56 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _vm_hwm_mb() -> float | None:
+    """Linux: the peak resident set of this process's memory since it was last reset (MB)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def usage_start() -> dict:
+    """Start measuring what this process spends from now (:func:`usage_since`).
+
+    Where Linux allows (``/proc/self/clear_refs``), the process's peak
+    resident set is reset to its current size, so the peak read later is
+    this stretch's own; elsewhere it is the process's peak since it began,
+    which for a pool worker includes the cells it ran before and, for a
+    process started by vfork and exec (loky's workers), its parent's peak.
+    The reset may also lower what ``getrusage`` reports as this process's own
+    peak afterwards (:func:`peak_rss_mb`), which is why grids call this in
+    the process that runs a cell, not around one.
+    """
+    reset = False
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")  # 5: reset the peak resident set ("high water mark") only
+        reset = _vm_hwm_mb() is not None
+    except OSError:
+        pass
+    return {"t0": time.perf_counter(), "c0": cpu_seconds(), "reset": reset}
+
+
+def usage_since(start: dict) -> dict:
+    """What this process spent since :func:`usage_start` returned ``start``:
+    ``seconds`` (wall), ``cpu_seconds`` (user + system, all its threads),
+    ``peak_rss_mb`` (MB) and ``peak_rss``, which says what that peak is:
+    ``"since start"`` (this stretch's own) or ``"process"`` (the process's
+    peak since it began: an upper bound), with ``host`` and ``pid``. A
+    process running several stretches at once (a Dask worker's threads)
+    reports their CPU time and peak together."""
+    peak = _vm_hwm_mb() if start["reset"] else None
+    kind = "since start"
+    if peak is None:
+        peak, kind = peak_rss_mb(), "process"
+    return {"seconds": time.perf_counter() - start["t0"],
+            "cpu_seconds": cpu_seconds() - start["c0"], "peak_rss_mb": peak, "peak_rss": kind,
+            "host": socket.gethostname(), "pid": os.getpid()}
+
+
 def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, root,
            q) -> None:
     try:

@@ -139,9 +139,11 @@ def test_run_grid_runs_only_missing_cells_and_records_provenance(fake):
     loaded = runner.load_manifest(manifests[-1])
     ran, kept = loaded["cells"][loaded["cells"]["status"] == "ran"], \
         loaded["cells"][loaded["cells"]["status"] == "stored"]
-    assert (ran["cpu_seconds"] >= 0).all() and (ran["peak_rss_mb"] > 0).all()
+    assert (ran["peak_rss_mb"] > 0).all() and ran["peak_rss"].notna().all()
     assert (kept["cpu_seconds"] == 0).all() and kept["peak_rss_mb"].isna().all()
+    assert kept["peak_rss"].isna().all()
     assert loaded["cpus"] >= 1 and loaded["client_peak_rss_mb"] > 0
+    assert loaded["effective_jobs"] == 1 and loaded["load_average_start"] is not None
     run = results.load(rep3["path"].iloc[0])
     assert run.config["lr"] in (0.1, 0.5) and run.fingerprint == "fake-d-0" and run.version
 
@@ -267,8 +269,15 @@ def test_real_sanity_baselines_on_synthetic_data_in_processes(tmp_path, monkeypa
     cells = [E.Cell("synthetic", m, b, 0) for m in ("item-mean", "popularity", "random") for b in (32, 64)]
     rep = E.run_grid(cells, jobs=2, progress=False, name="real")
     assert (rep["status"] == "ran").all(), rep[["method", "status", "error"]]
-    m = json.loads(next((tmp_path / "_grids").glob("real-*.json")).read_text())
-    assert len(m["workers"]) >= 1 and m["git_commit"] is not None
+    m = runner.load_manifest(next((tmp_path / "_grids").glob("real-*.json")))
+    assert len(m["workers"]) >= 1 and m["git_commit"] is not None and m["effective_jobs"] == 2
+    # each cell's peak is its own where Linux lets a process reset its peak, and
+    # a worker's own never reaches what this client and the other cells hold
+    import sys as _sys
+
+    if _sys.platform.startswith("linux"):
+        assert (m["cells"]["peak_rss"] == "since start").all()
+    assert (m["cells"]["peak_rss_mb"] > 0).all() and (m["cells"]["cpu_seconds"] > 0).all()
     runs = E.load_runs(cells)
     split = E.load_split("synthetic")
     for c, r in runs.items():
@@ -277,9 +286,14 @@ def test_real_sanity_baselines_on_synthetic_data_in_processes(tmp_path, monkeypa
     rnd = [r for c, r in runs.items() if c.method == "random"][0]
     im = [r for c, r in runs.items() if c.method == "item-mean"][0]
     assert im.metrics["ndcg@10"] > rnd.metrics["ndcg@10"]
+    copy = tmp_path / "copy.json"
     code = main(["reproduce", "--dataset", "synthetic", "--profile", "quick", "--part", "table1",
-                 "--method", "item-mean", "--method", "popularity", "--method", "random", "--json"])
+                 "--method", "item-mean", "--method", "popularity", "--method", "random", "--json",
+                 "--manifest", str(copy)])
     assert code == 0
+    written = [f for f in (tmp_path / "_grids").glob("reproduce-*.json")]
+    assert len(written) == 1 and copy.read_text() == written[0].read_text()
+    assert runner.load_manifest(copy)["command"].startswith("phd reproduce --dataset synthetic")
     rep2 = E.run_grid(cells, jobs=1, progress=False)
     assert (rep2["status"] == "stored").all()
 
@@ -310,6 +324,10 @@ def test_ensure_point_trains_one_seed_in_parallel_and_run_profiled_reuses_it(fak
 
 def test_load_manifest_names_the_file_it_rejects(tmp_path):
     bad = tmp_path / "m.json"
+    bad.write_text(json.dumps({"format": "phd-grid", "version": 99, "started": "",
+                               "finished": "", "wall_seconds": 1.0, "jobs": 1, "cells": []}))
+    with pytest.raises(ValueError, match="m.json: grid manifest version 99"):
+        runner.load_manifest(bad)
     bad.write_text(json.dumps({"name": "t", "cells": []}))  # no format, no timings
     with pytest.raises(ValueError, match="m.json: not a grid manifest"):
         runner.load_manifest(bad)

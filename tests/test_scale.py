@@ -116,6 +116,8 @@ def _cells(rows):
 
 
 def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_shared_size():
+    import pandas as pd
+
     from phdlib.report import scale as rscale
 
     quick = _cells([("a", "vh", 64, 10, 1.0), ("b", "vh", 64, 100, 4.0),
@@ -130,6 +132,18 @@ def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_s
     d = rscale.projected_by_dataset(full, quick)
     assert list(d.index) == ["c"] and np.isnan(d.loc["c", "projected_minutes"])
     assert d.loc["c", "quick_minutes"] == pytest.approx(1.5)
+    # a dataset measured in part: its measured cells count as measured, the
+    # others are projected, and the one-seed sum adds the two
+    part = pd.concat([full, _cells([("c", "dcf", 64, 1000, 120.0)])], ignore_index=True)
+    p = rscale.projected(part, quick)
+    assert list(zip(p["dataset"], p["method"])) == [("c", "vh")]
+    d = rscale.projected_by_dataset(part, quick).loc["c"]
+    assert (d["measured"], d["projected"]) == (1, 1)
+    assert d["measured_minutes"] == pytest.approx(2.0)
+    assert d["one_seed_minutes"] == pytest.approx(2.0 + 5.0) and d["within 60 min"]
+    # a dataset the full sweep measured whole is not projected at all
+    whole = pd.concat([part, _cells([("c", "vh", 64, 1000, 60.0)])], ignore_index=True)
+    assert rscale.projected_by_dataset(whole, quick).empty
 
 
 def test_by_dataset_does_not_call_a_partial_sweep_within_the_target():
@@ -253,24 +267,34 @@ def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
     cells = pd.DataFrame([
         # VH at 64 bits: its grid's point and the cell; at 32 bits reused (stored)
         {"label": "p", "method": "vh", "bits": 64, "status": "ran", "seconds": 600.0,
-         "cpu_seconds": 590.0, "peak_rss_mb": 2048.0},
+         "cpu_seconds": 590.0, "peak_rss_mb": 2048.0, "peak_rss": "since start"},
         {"label": "c", "method": "vh", "bits": 64, "status": "ran", "seconds": 1200.0,
-         "cpu_seconds": 1190.0, "peak_rss_mb": 1024.0},
+         "cpu_seconds": 1190.0, "peak_rss_mb": 1024.0, "peak_rss": "since start"},
         {"label": "s", "method": "vh", "bits": 32, "status": "stored", "seconds": 0.0,
-         "cpu_seconds": 0.0, "peak_rss_mb": None},
-        {"label": "m", "method": "mf", "bits": 32, "status": "ran", "seconds": 1800.0,
-         "cpu_seconds": 1700.0, "peak_rss_mb": 512.0}])
-    rep = {"wall_seconds": 1900.0, "jobs": 2, "client_peak_rss_mb": 300.0, "cells": cells}
+         "cpu_seconds": 0.0, "peak_rss_mb": None, "peak_rss": None},
+        {"label": "m", "method": "mf", "bits": 32, "status": "ran", "seconds": 1200.0,
+         "cpu_seconds": 1100.0, "peak_rss_mb": 512.0, "peak_rss": "process"}])
+    rep = {"wall_seconds": 1800.0, "jobs": 2, "effective_jobs": 2, "client_peak_rss_mb": 1024.0,
+           "cells": cells}
     t = R.reproduction(rep)
     assert list(t["method"]) == ["VH", "MF"]  # the costlier first
-    assert list(t["cells"]) == [2, 1] and list(t["minutes"]) == [30.0, 30.0]
-    assert t["peak_gib"].iloc[0] == 2.0
+    assert list(t["cells"]) == [2, 1] and list(t["minutes"]) == [30.0, 20.0]
+    assert list(t["peak_gib"]) == [2.0, 0.5] and list(t["peak_is"]) == ["own", "bound"]
     s = R.reproduction_summary(rep)
-    assert s["cells"] == 3 and s["cell_minutes"] == 60.0 and s["wall_minutes"] == 1900 / 60
-    assert s["within 60 min"] and s["within 8 GiB"] and s["peak_gib"] == 2.0
-    # a failed cell, or an hour and more of wall time, is not within the target
+    assert s["cells"] == 3 and s["cell_minutes"] == 50.0 and s["wall_minutes"] == 30.0
+    assert s["busy"] == pytest.approx(50 / 60) and s["peak_gib"] == 2.0
+    assert s["memory_bound_gib"] == pytest.approx((1024 + 2 * 2048) / 1024)
+    assert s["within 60 min"] is True and s["within 8 GiB"] is True
+    # a failed cell, an hour and more, or a bound over 8 GiB is not within
     failed = cells.assign(status=["ran", "ran", "failed", "ran"])
-    assert not R.reproduction_summary({**rep, "cells": failed})["within 60 min"]
-    assert not R.reproduction_summary({**rep, "wall_seconds": 3601.0})["within 60 min"]
-    big = cells.assign(peak_rss_mb=[9000.0, 1.0, None, 1.0])
-    assert not R.reproduction_summary({**rep, "cells": big})["within 8 GiB"]
+    assert R.reproduction_summary({**rep, "cells": failed})["within 60 min"] is False
+    assert R.reproduction_summary({**rep, "wall_seconds": 3601.0})["within 60 min"] is False
+    big = cells.assign(peak_rss_mb=[4000.0, 1.0, None, 1.0])   # 1 + 2 x 3.9 GiB
+    assert R.reproduction_summary({**rep, "cells": big})["within 8 GiB"] is False
+    # the jobs asked for count when the effective number was not recorded
+    assert R.reproduction_summary({**rep, "effective_jobs": None})["busy"] == \
+        pytest.approx(50 / 60)
+    # a run that trained nothing measured nothing: no verdict
+    none = R.reproduction_summary({**rep, "cells": cells[cells["status"] == "stored"],
+                                   "client_peak_rss_mb": None})
+    assert none["within 60 min"] is pd.NA and none["within 8 GiB"] is pd.NA

@@ -84,6 +84,9 @@ def main(argv=None) -> int:
     _common.DEBUG = debug
     parser = build_parser()
     args = parser.parse_args(argv)
+    import shlex
+
+    args.command_line = shlex.join(["phd"] + argv)  # provenance of what a command records
     try:
         code = args.func(args)
         sys.stdout.flush()

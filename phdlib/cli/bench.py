@@ -58,7 +58,7 @@ def _bench_serving(args, log) -> int:
 
     threads = {"numba_threads": numba.get_num_threads(), "faiss_threads": faiss.omp_get_max_threads()}
     res = {"format": "phd-serving", "version": 1,
-           "provenance": {**provenance("phd " + " ".join(sys.argv[1:])), **source, **threads},
+           "provenance": {**provenance(args.command_line), **source, **threads},
            "rows": records(df)}
     if args.out:
         from ..io import write_json

@@ -1,7 +1,6 @@
 """``phd reproduce``: run every experiment behind the paper's tables and figures."""
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -16,6 +15,8 @@ def _reproduce(args) -> int:
     manifest = None if args.manifest is None else Path(args.manifest)
     if manifest is not None and not manifest.parent.is_dir():
         return fail(f"--manifest {args.manifest}: the folder {manifest.parent} does not exist")
+    if manifest is not None and manifest.is_dir():
+        return fail(f"--manifest {args.manifest}: is a folder; give a file path")
     try:
         grid = experiments.plan(args.dataset, args.profile, seeds=args.seeds,
                                 parts=args.part or experiments.PARTS, split_seed=args.split_seed)
@@ -31,7 +32,7 @@ def _reproduce(args) -> int:
         report = experiments.run_grid(
             cells, jobs=args.jobs, data_dir=args.data_dir, progress=not args.json or args.progress,
             errors="record", name=f"reproduce-{args.dataset}-{args.profile}", dask=args.dask,
-            command=shlex.join(["phd"] + sys.argv[1:]))
+            command=args.command_line)
         wall = time.perf_counter() - t0
     except (methods.MethodNotAvailable, KeyError, ValueError, TypeError, ArithmeticError,
             FileNotFoundError) as exc:  # a bad --set value, a diverging configuration

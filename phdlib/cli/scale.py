@@ -1,8 +1,6 @@
 """``phd scale``: what a reproduction costs, per method and stage, against dataset size."""
 from __future__ import annotations
 
-import shlex
-import sys
 
 from ..io import records
 from ._common import BITS, add_json_flag, dump_json, fail, positive_float
@@ -30,7 +28,7 @@ def _scale(args) -> int:
         df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
                          data_dir=args.data_dir, progress=not args.json or args.progress,
                          timeout=args.timeout, out=args.out,
-                         command="phd " + shlex.join(sys.argv[1:]), redo=args.redo)
+                         command=args.command_line, redo=args.redo)
     except ValueError as exc:  # an unreadable --out file
         return fail(str(exc))
     failed = df[df["error"].notna()] if "error" in df else df.iloc[:0]

@@ -1,8 +1,6 @@
 """``phd tune-sample``: grids chosen on user samples against the grid on all the data."""
 from __future__ import annotations
 
-import shlex
-import sys
 
 from ..io import records
 from ._common import BITS, add_json_flag, dump_json, fail, int_in
@@ -33,7 +31,7 @@ def _tune_sample(args) -> int:
                                progress=not args.json or args.progress)
     if args.out:
         sample_tuning.save(args.out, df, args.dataset, split.fingerprint,
-                           command="phd " + shlex.join(sys.argv[1:]))
+                           command=args.command_line)
     if args.json:
         dump_json({"dataset": args.dataset, "out": args.out, "rows": records(df)})
     else:

@@ -101,13 +101,15 @@ def full_over_quick(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
 
 def projected(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
     """The full profile's cost where only the quick profile was measured: per
-    (dataset, method, bits) the quick wall time (minutes) times the method's
-    :func:`full_over_quick` wall ratio. A PROJECTION, not a measurement: it
-    assumes a method's grid and number of iterations grow with the data as
-    they do up to the size the ratio was measured at. Methods without a
-    ratio get NaN."""
+    (dataset, method, bits) that the quick sweep measured and the full one did
+    not, the quick wall time (minutes) times the method's :func:`full_over_quick` wall ratio. A
+    PROJECTION, not a measurement: it assumes a method's grid and number of
+    iterations grow with the data as they do up to the size the ratio was
+    measured at. Methods without a ratio get NaN."""
     r = full_over_quick(full, quick)
-    todo = quick[~quick["dataset"].isin(set(full["dataset"]))]
+    keys = ["dataset", "method", "bits"]
+    todo = quick.merge(full[keys], on=keys, how="left", indicator=True)
+    todo = todo[todo.pop("_merge") == "left_only"]
     p = todo.merge(r[["method", "bits", "wall_ratio", "at"]], on=["method", "bits"],
                    how="left")
     p["quick_minutes"] = p["wall_s"] / 60
@@ -117,16 +119,29 @@ def projected(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
 
 
 def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset of :func:`projected`: the measured quick minutes, the
-    projected full-profile minutes (a one-seed reproduction: every method,
-    both widths, grids included) and whether that projection is within
-    :data:`TARGET_MINUTES`."""
+    """Per dataset the full sweep did not measure whole: the quick profile's
+    minutes (every cell), the full profile's ``measured_minutes`` over the
+    ``measured`` cells it has there and the :func:`projected` minutes of the
+    ``projected`` others, their sum ``one_seed_minutes`` (a one-seed
+    reproduction: every method, both widths, grids included; NaN where a
+    cell has no projection), and whether that is within :data:`TARGET_MINUTES`."""
     p = projected(full, quick)
+    ds = list(dict.fromkeys(p["dataset"]))
+    q = quick[quick["dataset"].isin(ds)].groupby("dataset", sort=False).agg(
+        ratings=("ratings", "first"), quick_minutes=("wall_s", lambda s: s.sum() / 60))
+    f = full[full["dataset"].isin(ds)].groupby("dataset").agg(
+        measured=("wall_s", "size"), measured_minutes=("wall_s", lambda s: s.sum() / 60))
     g = p.groupby("dataset", sort=False).agg(
-        ratings=("ratings", "first"), quick_minutes=("quick_minutes", "sum"),
+        projected=("projected_minutes", "size"),
         projected_minutes=("projected_minutes", lambda s: s.sum(min_count=len(s))))
-    g["projected hours"] = g["projected_minutes"] / 60
-    g["within 60 min"] = g["projected_minutes"] <= TARGET_MINUTES
+    g = q.join(f).join(g)
+    g["measured"] = g["measured"].fillna(0).astype(int)
+    g["measured_minutes"] = g["measured_minutes"].fillna(0.0)
+    g["one_seed_minutes"] = g["measured_minutes"] + g["projected_minutes"]
+    g["one_seed_hours"] = g["one_seed_minutes"] / 60
+    known = g["one_seed_minutes"].notna()
+    g["within 60 min"] = (g["one_seed_minutes"] <= TARGET_MINUTES).astype(object).where(
+        known, pd.NA)
     return g.sort_values("ratings")
 
 
@@ -188,33 +203,47 @@ def reproduction(manifest: dict) -> pd.DataFrame:
     --manifest`` file, :func:`phdlib.runner.load_manifest`): per method and
     width, the cells that ran (a grid's points count with the width the grid
     is tuned at), their wall and CPU minutes summed, and the largest peak
-    memory of the worker that ran them (GiB; an upper bound, as a worker that
-    ran larger cells before reports their peak)."""
+    memory of the process that ran them (GiB), with ``peak_is``: ``"own"``
+    when every one of those peaks is the cell's own, ``"bound"`` when some
+    is the worker process's peak since it began (an upper bound:
+    :func:`phdlib.scale.usage_since`)."""
     c = manifest["cells"]
-    c = c[c["status"] == "ran"]
+    c = c[c["status"] == "ran"].assign(own=lambda d: d["peak_rss"] == "since start")
     g = c.groupby(["method", "bits"], sort=False).agg(
         cells=("label", "size"), minutes=("seconds", lambda s: s.sum() / 60),
         cpu_minutes=("cpu_seconds", lambda s: s.sum() / 60),
-        peak_gib=("peak_rss_mb", lambda s: s.max() / 1024)).reset_index()
+        peak_gib=("peak_rss_mb", lambda s: s.max() / 1024), own=("own", "all")).reset_index()
+    g["peak_is"] = np.where(g.pop("own"), "own", "bound")
     g["method"] = g["method"].map(label)
     return g.sort_values("minutes", ascending=False).reset_index(drop=True)
 
 
 def reproduction_summary(manifest: dict) -> dict:
     """The totals of a grid run (:func:`reproduction`): ``wall_minutes`` from
-    start to end, ``jobs``, ``cells`` that ran, ``cell_minutes`` (their wall
-    times summed: what one process would take, if the cells cost the same
-    alone), ``cpu_minutes``, ``peak_gib`` (the largest worker's or the
-    client's), ``failed`` cells, and whether the run is within
-    :data:`TARGET_MINUTES` and :data:`TARGET_GIB`."""
+    start to end; ``jobs``, the cells it ran at once at most; ``cells`` that
+    ran and ``failed``; ``cell_minutes`` (their wall times summed: what one
+    process would take, if the cells cost the same alone) and ``cpu_minutes``;
+    ``busy``, the share of the jobs' time spent in cells; ``peak_gib``, the
+    largest peak of any one process (a worker's or the client's); and
+    ``memory_bound_gib``, an upper bound on the memory of all of them at once
+    (the client's peak plus ``jobs`` times the largest worker's). The
+    verdicts (within :data:`TARGET_MINUTES`, within :data:`TARGET_GIB` by the
+    bound) are ``pd.NA`` when the run measured nothing (no cell ran, no peak)."""
     c = manifest["cells"]
     ran = c[c["status"] == "ran"]
-    peaks = [ran["peak_rss_mb"].max(), manifest.get("client_peak_rss_mb") or np.nan]
-    out = {"wall_minutes": manifest["wall_seconds"] / 60, "jobs": manifest["jobs"],
-           "cells": len(ran), "failed": int((c["status"] == "failed").sum()),
-           "cell_minutes": ran["seconds"].sum() / 60,
-           "cpu_minutes": ran["cpu_seconds"].sum() / 60,
-           "peak_gib": np.nanmax(peaks) / 1024}
-    out["within 60 min"] = out["wall_minutes"] <= TARGET_MINUTES and not out["failed"]
-    out["within 8 GiB"] = out["peak_gib"] <= TARGET_GIB
+    jobs = manifest.get("effective_jobs") or manifest["jobs"]
+    worker = ran["peak_rss_mb"].max() if ran["peak_rss_mb"].notna().any() else np.nan
+    client = manifest.get("client_peak_rss_mb") or np.nan
+    wall = manifest["wall_seconds"] / 60
+    out = {"wall_minutes": wall, "jobs": jobs, "cells": len(ran),
+           "failed": int((c["status"] == "failed").sum()),
+           "cell_minutes": float(ran["seconds"].sum() / 60),
+           "cpu_minutes": float(ran["cpu_seconds"].sum() / 60),
+           "peak_gib": float(np.fmax(worker, client) / 1024),
+           "memory_bound_gib": float((client + jobs * worker) / 1024)}
+    out["busy"] = out["cell_minutes"] / (jobs * wall) if len(ran) and wall > 0 else np.nan
+    out["within 60 min"] = (pd.NA if not len(ran)
+                            else bool(wall <= TARGET_MINUTES and not out["failed"]))
+    bound = out["memory_bound_gib"]
+    out["within 8 GiB"] = pd.NA if bound != bound else bool(bound <= TARGET_GIB)
     return out
