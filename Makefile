@@ -66,7 +66,7 @@ unit: venv
 	$(PY) -m pytest -q -n 2 -m "not site" tests
 
 book-quick: venv mathjax
-	$(PHD) book build --dataset $(DATASET) --profile quick $(BOOK_ARGS)
+	$(PHD) book build --dataset $(DATASET) --profile quick --param jobs=$(JOBS) $(BOOK_ARGS)
 
 # the browser check of an already built site (_build/html)
 site-test: venv

@@ -59,7 +59,9 @@ def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
     """Worker: train ``cell`` on ``split`` in a private store; return the runs it created."""
     from .scale import usage_since, usage_start
 
-    start = usage_start()
+    # a Dask worker may run cells in several threads at once: its peak is left
+    # whole (the worker process's, an upper bound) rather than reset under another cell
+    start = usage_start(reset=False)
     root = Path(tempfile.mkdtemp(prefix="phdlib-cell-"))
     try:
         if split.fingerprint != fingerprint:

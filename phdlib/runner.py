@@ -67,11 +67,14 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_STATUS_COLUMNS)
 
 
-def _run_cell(cell, root: str, data_dir: str | None) -> dict:
-    """Worker: train one cell through the store. Returns a small picklable dict."""
+def _run_cell(cell, root: str, data_dir: str | None, client_pid: int | None = None) -> dict:
+    """Worker: train one cell through the store. Returns a small picklable dict.
+
+    client_pid: the grid's own process; a cell run in it (one job) leaves its
+    peak memory whole, so the peak recorded is that process's (``"process"``)."""
     from .scale import usage_since, usage_start
 
-    start = usage_start()
+    start = usage_start(reset=os.getpid() != client_pid)
     try:
         split = _load_split(cell.dataset, cell.split_seed, data_dir)
         run = training.run(cell.method, split, cell.bits, seed=cell.seed, overrides=cell.overrides,
@@ -178,7 +181,8 @@ def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, pr
     par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
     bar = tqdm(total=len(todo), desc=f"{name}: cells", unit="run", disable=not progress)
     try:
-        for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir))
+        for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir),
+                                                 os.getpid())
                        for c in todo):
             outcomes.append(out)
             _record(st, out, twins, pos)
@@ -281,13 +285,14 @@ def _load_average() -> list | None:
 
 
 def _effective_jobs(jobs, dask, outcomes: list) -> int:
-    """How many cells ran at once at most: joblib's count for ``jobs``, or on
-    Dask the number of worker processes that returned a cell."""
-    if dask is not None:
-        return max(1, len({(o.get("host"), o.get("pid")) for o in outcomes}))
+    """How many cells could run at once: the worker processes that returned a
+    cell, no more than joblib's count for ``jobs`` (at least 1)."""
+    workers = len({(o.get("host"), o.get("pid")) for o in outcomes if o.get("pid") is not None})
+    if dask is not None or not jobs:  # (jobs 0 or None: joblib's own default)
+        return max(1, workers)
     import joblib
 
-    return int(joblib.effective_n_jobs(jobs))
+    return max(1, min(int(joblib.effective_n_jobs(jobs)), workers or 1))
 
 
 def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run: dict) -> Path:
@@ -319,7 +324,8 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
         "backend": backend, "phdlib": __version__, "git_commit": _git_commit(),
         "python": platform.python_version(), "host": socket.gethostname(),
         "platform": platform.platform(), "cpus": os.cpu_count(),
-        "load_average": _load_average(), "client_peak_rss_mb": peak_rss_mb(),
+        "load_average": _load_average(), "client_pid": os.getpid(),
+        "client_peak_rss_mb": peak_rss_mb(),
         "cells": records(cells),
         "workers": sorted({f"{o['host']}:{o['pid']}" for o in outcomes}),
     }
@@ -348,10 +354,12 @@ def load_manifest(path) -> dict:
     if obj.get("version") != MANIFEST_VERSION:
         raise ValueError(f"{path}: grid manifest version {obj.get('version')!r}; this phdlib "
                          f"reads version {MANIFEST_VERSION}")
-    cells = pd.DataFrame(obj["cells"])
+    cells = pd.DataFrame(obj["cells"]) if obj["cells"] else pd.DataFrame(
+        columns=["label", "dataset", "method", "bits", "seed", "status", "seconds",
+                 "cpu_seconds", "peak_rss_mb", "peak_rss"])
     if "peak_rss" not in cells:  # written before the field: the worker process's peak
         cells["peak_rss"] = cells.get("peak_rss_mb", pd.Series(index=cells.index)).map(
             lambda v: None if v is None or v != v else "process")
     jobs = obj["jobs"]
-    return {"effective_jobs": jobs if isinstance(jobs, int) and jobs >= 1 else None, **obj,
-            "cells": cells}
+    known = jobs if isinstance(jobs, int) and jobs >= 1 else len(obj.get("workers") or []) or 1
+    return {**obj, "effective_jobs": obj.get("effective_jobs") or known, "cells": cells}

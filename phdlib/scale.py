@@ -67,26 +67,29 @@ def _vm_hwm_mb() -> float | None:
     return None
 
 
-def usage_start() -> dict:
+def usage_start(reset: bool = True) -> dict:
     """Start measuring what this process spends from now (:func:`usage_since`).
 
-    Where Linux allows (``/proc/self/clear_refs``), the process's peak
-    resident set is reset to its current size, so the peak read later is
-    this stretch's own; elsewhere it is the process's peak since it began,
+    With ``reset``, where Linux allows (``/proc/self/clear_refs``), the
+    process's peak resident set is reset to its current size, so the peak
+    read later is this stretch's own; otherwise (a process that runs other
+    work at the same time, or whose own peak must stay whole) it is the
+    process's peak since it began,
     which for a pool worker includes the cells it ran before and, for a
     process started by vfork and exec (loky's workers), its parent's peak.
     The reset may also lower what ``getrusage`` reports as this process's own
     peak afterwards (:func:`peak_rss_mb`), which is why grids call this in
     the process that runs a cell, not around one.
     """
-    reset = False
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")  # 5: reset the peak resident set ("high water mark") only
-        reset = _vm_hwm_mb() is not None
-    except OSError:
-        pass
-    return {"t0": time.perf_counter(), "c0": cpu_seconds(), "reset": reset}
+    done = False
+    if reset:
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")  # 5: reset the peak resident set ("high water mark") only
+            done = _vm_hwm_mb() is not None
+        except OSError:
+            pass
+    return {"t0": time.perf_counter(), "c0": cpu_seconds(), "reset": done}
 
 
 def usage_since(start: dict) -> dict:

@@ -43,6 +43,7 @@ CASES = [
     (["scale", "--redo", "--dataset", "ml-100k"], "--redo: needs --out"),
     (["reproduce", "--seeds", "0"], "--seeds"),
     (["reproduce", "--jobs", "-5"], "--jobs"),
+    (["reproduce", "--jobs", "0"], "--jobs 0: give a number"),
     (["reproduce", "--manifest", "/nonexistent-dir/m.json"], "/nonexistent-dir does not"),
     (["reproduce", "--manifest", "/tmp"], "--manifest /tmp: is a folder"),
     (["reproduce", "--dataset", "synthetic", "--part", "nosuch"], "nosuch"),

@@ -144,6 +144,7 @@ def test_run_grid_runs_only_missing_cells_and_records_provenance(fake):
     assert kept["peak_rss"].isna().all()
     assert loaded["cpus"] >= 1 and loaded["client_peak_rss_mb"] > 0
     assert loaded["effective_jobs"] == 1 and loaded["load_average_start"] is not None
+    assert (ran["peak_rss"] == "process").all()  # run in this process: its peak left whole
     run = results.load(rep3["path"].iloc[0])
     assert run.config["lr"] in (0.1, 0.5) and run.fingerprint == "fake-d-0" and run.version
 
@@ -270,7 +271,7 @@ def test_real_sanity_baselines_on_synthetic_data_in_processes(tmp_path, monkeypa
     rep = E.run_grid(cells, jobs=2, progress=False, name="real")
     assert (rep["status"] == "ran").all(), rep[["method", "status", "error"]]
     m = runner.load_manifest(next((tmp_path / "_grids").glob("real-*.json")))
-    assert len(m["workers"]) >= 1 and m["git_commit"] is not None and m["effective_jobs"] == 2
+    assert len(m["workers"]) >= 1 and m["git_commit"] is not None and 1 <= m["effective_jobs"] <= 2
     # each cell's peak is its own where the OS lets a process reset its peak
     from phdlib import scale
 

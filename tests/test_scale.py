@@ -291,9 +291,11 @@ def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
     assert R.reproduction_summary({**rep, "wall_seconds": 3601.0})["within 60 min"] is False
     big = cells.assign(peak_rss_mb=[4000.0, 1.0, None, 1.0])   # 1 + 2 x 3.9 GiB
     assert R.reproduction_summary({**rep, "cells": big})["within 8 GiB"] is False
-    # the jobs asked for count when the effective number was not recorded
+    # one job when the number is not known; cells run in the client count once
     assert R.reproduction_summary({**rep, "effective_jobs": None})["busy"] == \
-        pytest.approx(50 / 60)
+        pytest.approx(50 / 30)
+    inside = R.reproduction_summary({**rep, "host": "h", "client_pid": 7, "workers": ["h:7"]})
+    assert inside["memory_bound_gib"] == inside["peak_gib"] == 2.0
     # a run that trained nothing measured nothing: no verdict
     none = R.reproduction_summary({**rep, "cells": cells[cells["status"] == "stored"],
                                    "client_peak_rss_mb": None})

@@ -12,6 +12,8 @@ from ._common import SEED, add_json_flag, dump_json, error_message, fail, int_in
 def _reproduce(args) -> int:
     from .. import experiments, methods
 
+    if args.jobs == 0:
+        return fail("--jobs 0: give a number of parallel cells (1 or more), or -1 for every core")
     manifest = None if args.manifest is None else Path(args.manifest)
     if manifest is not None and not manifest.parent.is_dir():
         return fail(f"--manifest {args.manifest}: the folder {manifest.parent} does not exist")

@@ -226,12 +226,13 @@ def reproduction_summary(manifest: dict) -> dict:
     ``busy``, the share of the jobs' time spent in cells; ``peak_gib``, the
     largest peak of any one process (a worker's or the client's); and
     ``memory_bound_gib``, an upper bound on the memory of all of them at once
-    (the client's peak plus ``jobs`` times the largest worker's). The
+    (the client's peak plus ``jobs`` times the largest worker's; the largest
+    peak when the cells ran in the client itself). The
     verdicts (within :data:`TARGET_MINUTES`, within :data:`TARGET_GIB` by the
     bound) are ``pd.NA`` when the run measured nothing (no cell ran, no peak)."""
     c = manifest["cells"]
     ran = c[c["status"] == "ran"]
-    jobs = manifest.get("effective_jobs") or manifest["jobs"]
+    jobs = manifest.get("effective_jobs") or 1  # (load_manifest fills it in)
     worker = ran["peak_rss_mb"].max() if ran["peak_rss_mb"].notna().any() else np.nan
     client = manifest.get("client_peak_rss_mb") or np.nan
     wall = manifest["wall_seconds"] / 60
@@ -241,6 +242,8 @@ def reproduction_summary(manifest: dict) -> dict:
            "cpu_minutes": float(ran["cpu_seconds"].sum() / 60),
            "peak_gib": float(np.fmax(worker, client) / 1024),
            "memory_bound_gib": float((client + jobs * worker) / 1024)}
+    if manifest.get("workers") == [f"{manifest.get('host')}:{manifest.get('client_pid')}"]:
+        out["memory_bound_gib"] = out["peak_gib"]  # the cells ran in the client itself
     out["busy"] = out["cell_minutes"] / (jobs * wall) if len(ran) and wall > 0 else np.nan
     out["within 60 min"] = (pd.NA if not len(ran)
                             else bool(wall <= TARGET_MINUTES and not out["failed"]))
