@@ -249,7 +249,9 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     st["seconds"] = st["cpu_seconds"] = 0.0
     st["peak_rss_mb"] = st["ndcg@10"] = float("nan")
     st["peak_rss"] = None
-    load_start = _load_average()
+    from .bench.machine import load_average
+
+    load_start = load_average()
     outcomes: list = []
     for phase in (set(first), set(cells)):
         todo, twins = _missing(st, phase)
@@ -280,10 +282,6 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     return st
 
 
-def _load_average() -> list | None:
-    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-
-
 def _effective_jobs(jobs, dask, outcomes: list) -> int:
     """How many cells could run at once: the worker processes that returned a
     cell, no more than joblib's count for ``jobs`` (at least 1)."""
@@ -306,6 +304,7 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
     """
     import joblib
 
+    from .bench.machine import load_average
     from .io import records
     from .scale import peak_rss_mb
 
@@ -324,7 +323,7 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
         "backend": backend, "phdlib": __version__, "git_commit": _git_commit(),
         "python": platform.python_version(), "host": socket.gethostname(),
         "platform": platform.platform(), "cpus": os.cpu_count(),
-        "load_average": _load_average(), "client_pid": os.getpid(),
+        "load_average": load_average(), "client_pid": os.getpid(),
         "client_peak_rss_mb": peak_rss_mb(),
         "cells": records(cells),
         "workers": sorted({f"{o['host']}:{o['pid']}" for o in outcomes}),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import shlex
 import sys
 
 from .. import __version__
@@ -84,8 +85,6 @@ def main(argv=None) -> int:
     _common.DEBUG = debug
     parser = build_parser()
     args = parser.parse_args(argv)
-    import shlex
-
     args.command_line = shlex.join(["phd"] + argv)  # provenance of what a command records
     try:
         code = args.func(args)
