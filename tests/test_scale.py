@@ -141,9 +141,25 @@ def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_s
     assert (d["measured"], d["projected"]) == (1, 1)
     assert d["measured_minutes"] == pytest.approx(2.0)
     assert d["one_seed_minutes"] == pytest.approx(2.0 + 5.0) and d["within 60 min"]
+    # the wall time is bounded below by the longest cell, measured or projected
+    assert d["longest"] == "VH 64b" and d["longest_minutes"] == pytest.approx(5.0)
+    assert d["jobs"] == 2 and d["jobs_at_least"] == pytest.approx(5.0)
+    assert rscale.projected_by_dataset(part, quick, jobs=1).loc["c", "jobs_at_least"] == \
+        pytest.approx(7.0)
     # a dataset the full sweep measured whole is not projected at all
     whole = pd.concat([part, _cells([("c", "vh", 64, 1000, 60.0)])], ignore_index=True)
     assert rscale.projected_by_dataset(whole, quick).empty
+
+
+def test_least_wall_time_is_the_longest_cell_or_the_even_share_whichever_is_larger():
+    from phdlib.report import scale as rscale
+
+    assert rscale.least_wall_minutes([20.0, 20.0, 20.0, 20.0], 2) == 40.0   # the even share
+    assert rscale.least_wall_minutes([50.0, 10.0, 10.0], 2) == 50.0         # one long cell
+    assert rscale.least_wall_minutes([50.0, 10.0, 10.0]) == 50.0            # any workers
+    assert rscale.least_wall_minutes([30.0, 30.0], 1) == 60.0
+    assert rscale.least_wall_minutes([]) == 0.0
+    assert np.isnan(rscale.least_wall_minutes([5.0, float("nan")], 2))
 
 
 def test_by_dataset_does_not_call_a_partial_sweep_within_the_target():
@@ -283,6 +299,7 @@ def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
     s = R.reproduction_summary(rep)
     assert s["cells"] == 3 and s["cell_minutes"] == 50.0 and s["wall_minutes"] == 30.0
     assert s["busy"] == pytest.approx(50 / 60) and s["peak_gib"] == 2.0
+    assert s["least_minutes"] == pytest.approx(25.0)   # 50 min of cells on 2 jobs
     assert s["memory_bound_gib"] == pytest.approx((1024 + 2 * 2048) / 1024)
     assert s["within 60 min"] is True and s["within 8 GiB"] is True
     # a failed cell, an hour and more, or a bound over 8 GiB is not within

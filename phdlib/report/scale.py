@@ -118,13 +118,31 @@ def projected(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
               "projected_minutes"]]
 
 
-def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
+def least_wall_minutes(minutes, jobs: int | None = None) -> float:
+    """A lower bound on the wall time (minutes) of running cells that take
+    ``minutes`` each (one process each) on ``jobs`` workers (``None``: as
+    many workers as cells): no schedule ends before its longest cell, nor
+    before the cells' total shared evenly by the workers. (Grids that other
+    cells reuse only lengthen it.) NaN if any cell's minutes are NaN."""
+    m = np.asarray(minutes, dtype=float)
+    if m.size == 0:
+        return 0.0
+    if np.isnan(m).any():
+        return float("nan")
+    return float(max(m.max(), m.sum() / jobs if jobs else 0.0))
+
+
+def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2) -> pd.DataFrame:
     """Per dataset the full sweep did not measure whole: the quick profile's
     minutes (every cell), the full profile's ``measured_minutes`` over the
     ``measured`` cells it has there and the :func:`projected` minutes of the
     ``projected`` others, their sum ``one_seed_minutes`` (a one-seed
     reproduction: every method, both widths, grids included; NaN where a
-    cell has no projection), and whether that is within :data:`TARGET_MINUTES`."""
+    cell has no projection), and whether that is within :data:`TARGET_MINUTES`.
+    The cells' minutes also bound the wall time from below
+    (:func:`least_wall_minutes`): ``jobs_at_least`` with ``jobs`` workers, and
+    ``longest_minutes`` (with ``longest``, its method and width) on any number
+    of workers, a cluster included."""
     p = projected(full, quick)
     ds = list(dict.fromkeys(p["dataset"]))
     q = quick[quick["dataset"].isin(ds)].groupby("dataset", sort=False).agg(
@@ -142,6 +160,15 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFram
     known = g["one_seed_minutes"].notna()
     g["within 60 min"] = (g["one_seed_minutes"] <= TARGET_MINUTES).astype(object).where(
         known, pd.NA)
+    each = pd.concat([
+        full[full["dataset"].isin(ds)].assign(minutes=full["wall_s"] / 60),
+        p.rename(columns={"projected_minutes": "minutes"})], ignore_index=True)
+    for d, c in each.groupby("dataset", sort=False):
+        top = c.loc[c["minutes"].idxmax()] if c["minutes"].notna().any() else None
+        g.loc[d, "longest"] = "" if top is None else f"{label(top['method'])} {top['bits']}b"
+        g.loc[d, "longest_minutes"] = least_wall_minutes(c["minutes"])
+        g.loc[d, "jobs_at_least"] = least_wall_minutes(c["minutes"], jobs)
+    g["jobs"] = int(jobs)
     return g.sort_values("ratings")
 
 
@@ -223,7 +250,9 @@ def reproduction_summary(manifest: dict) -> dict:
     start to end; ``jobs``, the cells it ran at once at most; ``cells`` that
     ran and ``failed``; ``cell_minutes`` (their wall times summed: what one
     process would take, if the cells cost the same alone) and ``cpu_minutes``;
-    ``busy``, the share of the jobs' time spent in cells; ``peak_gib``, the
+    ``busy``, the share of the jobs' time spent in cells; ``least_minutes``,
+    the wall time no schedule of these cells on ``jobs`` workers could beat
+    (:func:`least_wall_minutes`); ``peak_gib``, the
     largest peak of any one process (a worker's or the client's); and
     ``memory_bound_gib``, an upper bound on the memory of all of them at once
     (the client's peak plus ``jobs`` times the largest worker's; the largest
@@ -245,6 +274,7 @@ def reproduction_summary(manifest: dict) -> dict:
     if manifest.get("workers") == [f"{manifest.get('host')}:{manifest.get('client_pid')}"]:
         out["memory_bound_gib"] = out["peak_gib"]  # the cells ran in the client itself
     out["busy"] = out["cell_minutes"] / (jobs * wall) if len(ran) and wall > 0 else np.nan
+    out["least_minutes"] = least_wall_minutes(ran["seconds"] / 60, jobs)
     out["within 60 min"] = (pd.NA if not len(ran)
                             else bool(wall <= TARGET_MINUTES and not out["failed"]))
     bound = out["memory_bound_gib"]
