@@ -128,6 +128,25 @@ def test_variants_table_and_findings():
     assert any("never rose" in s for s in lines) and lines[-1].endswith("lr 0.001.")
 
 
+def test_reached_cap_reads_the_stop_reason_or_else_the_iterations():
+    from phdlib.methods.stopping import EarlyStopping
+
+    stop = EarlyStopping(patience=5, max_iterations=1500)
+    for it, score in ((750, 0.5), (1500, 0.6)):
+        stop.update(it, score)
+    assert stop.stop
+
+    def run(reason, iterations):
+        extra = {"stop_reason": reason} if reason is not None else {}
+        return NS(extra=extra, effective_config={"max_iterations": 1500},
+                  metrics={"iterations": iterations})
+
+    assert report.reached_cap(run(stop.reason, 1500))
+    assert not report.reached_cap(run("no improvement of the validation score in 5 "
+                                      "evaluations (best 0.6 at iteration 750)", 4500))
+    assert report.reached_cap(run(None, 1500)) and not report.reached_cap(run(None, 750))
+
+
 def test_chance_level_is_the_all_tied_ranking():
     r = NS(user=np.array([0, 0, 1, 1]), rating=np.array([5.0, 1.0, 3.0, 3.0]))
     # user 0: expected DCG of a random order of gains 31 and 1; user 1: a perfect tie = 1

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: How :attr:`EarlyStopping.reason` begins when training ended at the cap, not by patience.
+CAP_REASON = "reached max_iterations"
+
 
 @dataclass
 class EarlyStopping:
@@ -67,5 +70,5 @@ class EarlyStopping:
                 f"no improvement of the validation score in {self.patience} evaluations "
                 f"(best {self.best:.4f} at iteration {self.best_iteration})")
         if iteration >= self.max_iterations and not self.stop:
-            self.stop, self.reason = True, f"reached max_iterations={self.max_iterations}"
+            self.stop, self.reason = True, f"{CAP_REASON}={self.max_iterations}"
         return improved

@@ -22,7 +22,8 @@ Chapters write ``from phdlib import report`` and call:
 - Figure 5 (:mod:`.convergence`): :func:`plot_convergence`,
   :func:`convergence_summary`, :func:`convergence_findings`;
 - the VH chapter (:mod:`.vh`): :func:`chance_level`, :func:`variants_table`,
-  :func:`variants_findings`, :func:`paired_tests`, :func:`plot_curves`;
+  :func:`variants_findings`, :func:`paired_tests`, :func:`plot_curves`,
+  :func:`reached_cap`;
 - presentation (:mod:`.style`): :func:`label`, :data:`COLORS`, :data:`METRICS`,
   :data:`METRIC_LABELS`, :func:`fmt_value`.
 """
@@ -36,7 +37,8 @@ from .style import COLORS, METRIC_LABELS, METRICS, fmt_value, label
 from .seeds import Z95, noise_bands, seed_findings, seed_spread
 from .table1 import FINDING3_METHODS, Table1, format_table1, table1, table1_findings
 from .users import ORDERS, plot_users, smooth_nearest, user_features, users_curves, users_findings
-from .vh import chance_level, paired_tests, plot_curves, variants_findings, variants_table
+from .vh import (chance_level, paired_tests, plot_curves, reached_cap, variants_findings,
+                 variants_table)
 
 __all__ = [
     "TOLERANCE", "FIELDS", "comparison", "within", "max_abs_diff", "mean_std",
@@ -47,5 +49,6 @@ __all__ = [
     "sampling_table", "plot_sampling", "sampling_findings",
     "plot_convergence", "convergence_summary", "convergence_findings",
     "chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves",
+    "reached_cap",
     "COLORS", "METRICS", "METRIC_LABELS", "label", "fmt_value",
 ]

@@ -4,6 +4,7 @@
 - :func:`variants_table`, :func:`variants_findings`: what each variant of
   :data:`phdlib.variants.VARIANTS` did;
 - :func:`paired_tests`: VH_PHD against VH, paired t-test over users, Bonferroni;
+- :func:`reached_cap`: whether a run's training ended at its iteration cap;
 - :func:`plot_curves`: validation NDCG@10 against iterations or seconds.
 
 Our test metrics beside the paper's are :func:`phdlib.report.comparison`.
@@ -13,9 +14,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..methods.stopping import CAP_REASON
 from ..metrics import METRICS
 
-__all__ = ["chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves"]
+__all__ = ["chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves",
+           "reached_cap"]
+
+
+def reached_cap(run) -> bool:
+    """Whether a VH-family run's training ended at its cap (``max_iterations``)
+    instead of by early stopping, so that it may have gone on improving on
+    validation. Read from the run's ``extra["stop_reason"]``; a run stored
+    without one counts as capped when its ``iterations`` reached the cap."""
+    reason = run.extra.get("stop_reason")
+    if reason:
+        return str(reason).startswith(CAP_REASON)
+    cap = run.effective_config.get("max_iterations")
+    return cap is not None and int(run.metrics.get("iterations", 0)) >= int(cap)
 
 
 def chance_level(ratings, metric: str = "ndcg@10") -> float:
