@@ -131,6 +131,8 @@ def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_s
     assert np.isnan(p.loc["dcf", "projected_minutes"])   # no full measurement: no guess
     d = rscale.projected_by_dataset(full, quick)
     assert list(d.index) == ["c"] and np.isnan(d.loc["c", "projected_minutes"])
+    # no full cell there, one projection unknown: the bound is the known cell's
+    assert d.loc["c", "longest"] == "VH 64b" and d.loc["c", "longest_minutes"] == 5.0
     assert d.loc["c", "quick_minutes"] == pytest.approx(1.5)
     # a dataset measured in part: its measured cells count as measured, the
     # others are projected, and the one-seed sum adds the two
@@ -159,7 +161,9 @@ def test_least_wall_time_is_the_longest_cell_or_the_even_share_whichever_is_larg
     assert rscale.least_wall_minutes([50.0, 10.0, 10.0]) == 50.0            # any workers
     assert rscale.least_wall_minutes([30.0, 30.0], 1) == 60.0
     assert rscale.least_wall_minutes([]) == 0.0
-    assert np.isnan(rscale.least_wall_minutes([5.0, float("nan")], 2))
+    # a cell of unknown time counts as none: still a lower bound
+    assert rscale.least_wall_minutes([5.0, float("nan")], 2) == 5.0
+    assert rscale.least_wall_minutes([float("nan")], 2) == 0.0
 
 
 def test_by_dataset_does_not_call_a_partial_sweep_within_the_target():

@@ -123,12 +123,12 @@ def least_wall_minutes(minutes, jobs: int | None = None) -> float:
     ``minutes`` each (one process each) on ``jobs`` workers (``None``: as
     many workers as cells): no schedule ends before its longest cell, nor
     before the cells' total shared evenly by the workers. (Grids that other
-    cells reuse only lengthen it.) NaN if any cell's minutes are NaN."""
+    cells reuse only lengthen it.) A cell of unknown time (NaN) counts as
+    none: the bound holds, it is only less tight."""
     m = np.asarray(minutes, dtype=float)
+    m = m[~np.isnan(m)]
     if m.size == 0:
         return 0.0
-    if np.isnan(m).any():
-        return float("nan")
     return float(max(m.max(), m.sum() / jobs if jobs else 0.0))
 
 
@@ -140,9 +140,10 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2)
     reproduction: every method, both widths, grids included; NaN where a
     cell has no projection), and whether that is within :data:`TARGET_MINUTES`.
     The cells' minutes also bound the wall time from below
-    (:func:`least_wall_minutes`): ``jobs_at_least`` with ``jobs`` workers, and
-    ``longest_minutes`` (with ``longest``, its method and width) on any number
-    of workers, a cluster included."""
+    (:func:`least_wall_minutes`, cells without a projection left out):
+    ``jobs_at_least`` with ``jobs`` workers, and ``longest_minutes`` (with
+    ``longest``, its method and width) on any number of workers, a cluster
+    included."""
     p = projected(full, quick)
     ds = list(dict.fromkeys(p["dataset"]))
     q = quick[quick["dataset"].isin(ds)].groupby("dataset", sort=False).agg(
@@ -160,12 +161,13 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2)
     known = g["one_seed_minutes"].notna()
     g["within 60 min"] = (g["one_seed_minutes"] <= TARGET_MINUTES).astype(object).where(
         known, pd.NA)
-    each = pd.concat([
-        full[full["dataset"].isin(ds)].assign(minutes=full["wall_s"] / 60),
-        p.rename(columns={"projected_minutes": "minutes"})], ignore_index=True)
+    measured = full[full["dataset"].isin(ds)].assign(minutes=full["wall_s"] / 60)
+    each = pd.concat([f for f in (measured, p.rename(columns={"projected_minutes": "minutes"}))
+                      if len(f)], ignore_index=True)
     for d, c in each.groupby("dataset", sort=False):
         top = c.loc[c["minutes"].idxmax()] if c["minutes"].notna().any() else None
-        g.loc[d, "longest"] = "" if top is None else f"{label(top['method'])} {top['bits']}b"
+        g.loc[d, "longest"] = ("" if top is None
+                               else f"{label(top['method'])} {int(top['bits'])}b")
         g.loc[d, "longest_minutes"] = least_wall_minutes(c["minutes"])
         g.loc[d, "jobs_at_least"] = least_wall_minutes(c["minutes"], jobs)
     g["jobs"] = int(jobs)
