@@ -6,14 +6,27 @@ reproduction goes through:
 
 - ``load``: reading (or generating) and preprocessing the dataset;
 - ``split``: the train / validation / test split;
-- ``train``: :func:`phdlib.training.run` (the tuning grid when the profile
-  tunes, else one fit), including its evaluation on the validation and test
-  splits. With ``root`` it trains through that private store, as a
-  reproduction does: :func:`sweep` gives the widths of one (dataset, method)
-  one store and measures the tuning width first, so a width tuned at another
-  (VH's ``tune_bits``) reuses that grid instead of running it again;
+- ``tune`` (only where the profile tunes a grid for the method): the grid
+  that chooses the cell's configuration, every point fitted and evaluated
+  (:func:`phdlib.training.run` of the grid's anchor: at its ``tune_bits`` and
+  seed 0, on :func:`phdlib.training.tune_split`'s user sample when the data
+  are larger than ``tune_ratings``). Where the anchor is the cell itself and
+  no sample is drawn, the grid's chosen point *is* the cell's run, so
+  ``train`` after it only reads it back;
+- ``train``: :func:`phdlib.training.run` of the cell (the chosen point
+  fitted on all the data, or one fit where nothing is tuned), including its
+  evaluation on the validation and test splits;
 - ``evaluate``: evaluating the trained model on the test split again, on its
-  own (the share of ``train`` that is evaluation).
+  own (the share of ``train`` that is evaluation);
+- ``catalogue``: the full-catalogue evaluation of the trained model
+  (:func:`phdlib.evaluation.evaluate_catalogue`: every item a test user has
+  not rated, the chapter "The evaluation protocol"'s extension).
+
+The cell trains through a results store, as a reproduction does: ``root``,
+or else a private temporary one. :func:`sweep` gives the widths of one
+(dataset, method) one store and measures the tuning width first, so a width
+tuned at another (VH's ``tune_bits``) reuses that grid (its ``tune`` stage
+only reads it back) instead of running it again.
 
 :func:`sweep` measures every (dataset, method, width) and returns one row per
 stage with ``wall_s``, ``cpu_s`` (user + system of the process) and
@@ -41,7 +54,8 @@ import pandas as pd
 
 from . import __version__
 
-STAGES = ("load", "split", "train", "evaluate")
+#: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid.
+STAGES = ("load", "split", "tune", "train", "evaluate", "catalogue")
 
 
 def peak_rss_mb() -> float:
@@ -112,31 +126,44 @@ def usage_since(start: dict) -> dict:
 def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, root,
            q) -> None:
     try:
-        from . import data, experiments, training
-
-        rows = []
-
-        def stage(name, fn):
-            w0, c0 = time.perf_counter(), cpu_seconds()
-            out = fn()
-            rows.append({"stage": name, "wall_s": time.perf_counter() - w0,
-                         "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()})
-            return out
-
-        ds = stage("load", lambda: data.load_dataset(dataset, data_dir=data_dir))
-        split = stage("split", lambda: data.load_split(dataset, 0, data_dir=data_dir))
-        overrides, _ = experiments.profile_overrides(profile, method, dataset, bits)
-        run = stage("train", lambda: training.run(method, split, bits, seed=seed,
-                                                  overrides=overrides, reuse=root is not None,
-                                                  store=root is not None, progress=False,
-                                                  root=None if root is None else Path(root)))
-        model = training.fitted(run)
-        stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"]))
-        q.put({"ok": True, "rows": rows, "load_average": os.getloadavg()[0],
-               "users": ds.n_users, "items": ds.n_items,
-               "ratings": ds.n_ratings, "ndcg@10": run.metrics.get("ndcg@10")})
+        with tempfile.TemporaryDirectory(prefix="phd-scale-cell-") as tmp:
+            q.put(_stages(dataset, method, bits, profile, seed, data_dir,
+                          Path(root if root is not None else tmp)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         q.put({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def _stages(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir,
+            root: Path) -> dict:
+    """Run and time the stages of one cell in this process (see the module docstring)."""
+    from . import data, evaluation, experiments, training
+
+    rows = []
+
+    def stage(name, fn):
+        w0, c0 = time.perf_counter(), cpu_seconds()
+        out = fn()
+        rows.append({"stage": name, "wall_s": time.perf_counter() - w0,
+                     "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()})
+        return out
+
+    ds = stage("load", lambda: data.load_dataset(dataset, data_dir=data_dir))
+    split = stage("split", lambda: data.load_split(dataset, 0, data_dir=data_dir))
+    overrides, _ = experiments.profile_overrides(profile, method, dataset, bits)
+    cfg, points, tune_bits = training.config_of(method, split, bits, overrides)
+    if points:
+        stage("tune", lambda: training.run(method, training.tune_split(split, cfg), tune_bits,
+                                           seed=training.TUNE_SEED, overrides=overrides,
+                                           progress=False, root=root))
+    run = stage("train", lambda: training.run(method, split, bits, seed=seed,
+                                              overrides=overrides, progress=False, root=root))
+    model = training.fitted(run)
+    stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"]))
+    stage("catalogue", lambda: evaluation.evaluate_catalogue(model, split,
+                                                             ties=run.config["ties"]))
+    return {"ok": True, "rows": rows, "load_average": os.getloadavg()[0],
+            "users": ds.n_users, "items": ds.n_items, "ratings": ds.n_ratings,
+            "ndcg@10": run.metrics.get("ndcg@10")}
 
 
 def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: int = 0,
@@ -144,7 +171,7 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
     """One row per stage of one cell, measured in a fresh process (see the module docstring).
 
     root: a results store the cell trains through (reusing what it holds);
-    None trains without any store."""
+    None: a temporary one of its own, removed after."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     p = ctx.Process(target=_child, args=(dataset, method, int(bits), profile, int(seed),

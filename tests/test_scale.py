@@ -9,7 +9,7 @@ from phdlib import scale
 
 def test_measure_reports_every_stage_in_its_own_process():
     df = scale.measure("synthetic", "popularity", 16, profile="quick", timeout=300)
-    assert list(df["stage"]) == list(scale.STAGES)
+    assert list(df["stage"]) == [s for s in scale.STAGES if s != "tune"]  # nothing tuned
     assert (df["wall_s"] >= 0).all() and (df["cpu_s"] >= 0).all()
     assert df["peak_rss_mb"].is_monotonic_increasing and (df["peak_rss_mb"] > 50).all()
     assert df["users"].iloc[0] == 6040 and 0 < df["ndcg@10"].iloc[0] <= 1
@@ -17,7 +17,7 @@ def test_measure_reports_every_stage_in_its_own_process():
 
 def test_sweep_records_failures_as_rows():
     df = scale.sweep(["synthetic"], ["item-mean", "no-such-method"], bits=(8,), timeout=300)
-    assert set(df.loc[df["method"] == "item-mean", "stage"]) == set(scale.STAGES)
+    assert set(df.loc[df["method"] == "item-mean", "stage"]) == set(scale.STAGES) - {"tune"}
     err = df.loc[df["method"] == "no-such-method", "error"].iloc[0]
     assert "no-such-method" in err
 
@@ -99,6 +99,22 @@ def test_the_widths_of_a_method_share_a_store_and_the_tuning_width_runs_first(mo
     scale.sweep(["synthetic"], ["vh", "dcf"], bits=(32, 64), profile="full")
     assert [(m, b) for m, b, _ in seen] == [("vh", 64), ("vh", 32), ("dcf", 32), ("dcf", 64)]
     assert seen[0][2] == seen[1][2] != seen[2][2] == seen[3][2]
+
+
+def test_a_tuned_cell_times_its_grid_as_the_tune_stage(tmp_path):
+    from phdlib import data, experiments, results, training
+
+    split = data.load_split("ml-100k")
+    overrides, _ = experiments.profile_overrides("full", "mf", "ml-100k", 32)
+    _, points, tune_bits = training.config_of("mf", split, 32, overrides)
+    assert points and tune_bits == 32      # MF tunes at every width: the cell is the anchor
+    df = scale.measure("ml-100k", "mf", 32, profile="full", timeout=600, root=tmp_path)
+    assert list(df["stage"]) == list(scale.STAGES)
+    # the grid ran in `tune` (every point and the tuned run stored); `train` read it back
+    assert len(results.index(root=tmp_path)) == len(points) + 1
+    again = scale.measure("ml-100k", "mf", 32, profile="full", timeout=600, root=tmp_path)
+    assert list(again["stage"]) == list(scale.STAGES)
+    assert len(results.index(root=tmp_path)) == len(points) + 1   # nothing trained twice
 
 
 def test_a_cell_measured_through_a_store_leaves_its_run_there(tmp_path):
