@@ -51,7 +51,8 @@ def register(sub) -> None:
         help="cost of a reproduction: wall time, CPU time and peak memory per method and stage",
         description=(
             "Measure every (dataset, method, width) in a fresh process: the stages load, "
-            "split, train (the tuning grid where the profile tunes) and evaluate, with wall "
+            "split, tune (the grid, where the profile tunes), train (the chosen point or the "
+            "one fit), evaluate and catalogue (the full-catalogue evaluation), with wall "
             "time, CPU time and peak resident memory. With --out the sweep is written after "
             "every cell and a rerun resumes it; sweeps of different methods may write "
             "one --out file at once. The chapter 'Cost at scale' reads such a file."
