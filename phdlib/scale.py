@@ -6,22 +6,31 @@ reproduction goes through:
 
 - ``load``: reading (or generating) and preprocessing the dataset;
 - ``split``: the train / validation / test split;
-- ``tune`` (only where the profile tunes a grid for the method): the grid
-  that chooses the cell's configuration, every point fitted and evaluated
-  (:func:`phdlib.training.run` of the grid's anchor: at its ``tune_bits`` and
-  seed 0, on :func:`phdlib.training.tune_split`'s user sample when the data
-  are larger than ``tune_ratings``). Where the anchor is the cell itself and
-  no sample is drawn, the grid's chosen point *is* the cell's run, so
-  ``train`` after it only reads it back;
-- ``train``: :func:`phdlib.training.run` of the cell (the chosen point
-  fitted on all the data, or one fit where nothing is tuned), including its
-  evaluation on the validation and test splits;
+- ``tune`` (only where the profile tunes a grid for the method): what
+  chooses the cell's configuration, as :func:`phdlib.training.run` gets it.
+  For the grid's anchor (the cell at the grid's ``tune_bits`` and seed 0)
+  that is the grid itself, every point fitted and evaluated, on
+  :func:`phdlib.training.tune_split`'s user sample when the data are larger
+  than ``tune_ratings``; for another width or seed it is the anchor's run on
+  all the data (its grid, and its chosen point's fit where the grid ran on a
+  sample), which the cell's choice is read from. A grid already in the store
+  is read back;
+- ``train``: :func:`phdlib.training.run` of the cell: the chosen point
+  fitted on all the data, or one fit where nothing is tuned, with its
+  evaluation on the validation and test splits. Where the cell is an
+  anchor whose grid ran on all the data, its run is the grid's chosen point
+  and ``train`` only reads it back;
 - ``evaluate``: evaluating the trained model on the test split again, on its
-  own (the share of ``train`` that is evaluation);
-- ``catalogue``: the full-catalogue evaluation of the trained model
+  own (what evaluation adds to a fit);
+- ``catalogue`` (only when asked: ``catalogue=True``, ``phd scale
+  --catalogue``): the full-catalogue evaluation of the trained model
   (:func:`phdlib.evaluation.evaluate_catalogue`: every item a test user has
-  not rated, the chapter "The evaluation protocol"'s extension).
+  not rated, the chapter "The evaluation protocol"'s extension). Only that
+  chapter runs it, on a few methods, so :func:`per_cell` leaves it out of a
+  cell's cost unless asked.
 
+Each stage also records ``trained``: how many runs it added to the store
+(grid points and tuned runs included; 0 where it read them back).
 The cell trains through a results store, as a reproduction does: ``root``,
 or else a private temporary one. :func:`sweep` gives the widths of one
 (dataset, method) one store and measures the tuning width first, so a width
@@ -54,8 +63,11 @@ import pandas as pd
 
 from . import __version__
 
-#: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid.
+#: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid,
+#: ``catalogue`` only when asked.
 STAGES = ("load", "split", "tune", "train", "evaluate", "catalogue")
+#: The stages :func:`per_cell` sums by default: what the cell costs inside a reproduction.
+REPRODUCTION_STAGES = ("load", "split", "tune", "train", "evaluate")
 
 
 def peak_rss_mb() -> float:
@@ -124,27 +136,29 @@ def usage_since(start: dict) -> dict:
 
 
 def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, root,
-           q) -> None:
+           q, catalogue: bool = False) -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="phd-scale-cell-") as tmp:
             q.put(_stages(dataset, method, bits, profile, seed, data_dir,
-                          Path(root if root is not None else tmp)))
+                          Path(root if root is not None else tmp), catalogue))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         q.put({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
 
 
 def _stages(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir,
-            root: Path) -> dict:
+            root: Path, catalogue: bool = False) -> dict:
     """Run and time the stages of one cell in this process (see the module docstring)."""
-    from . import data, evaluation, experiments, training
+    from . import data, evaluation, experiments, results, training
 
     rows = []
 
-    def stage(name, fn):
+    def stage(name, fn, store=False):
+        before = len(results.index(root=root)) if store else None
         w0, c0 = time.perf_counter(), cpu_seconds()
         out = fn()
         rows.append({"stage": name, "wall_s": time.perf_counter() - w0,
-                     "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()})
+                     "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb(),
+                     "trained": len(results.index(root=root)) - before if store else 0})
         return out
 
     ds = stage("load", lambda: data.load_dataset(dataset, data_dir=data_dir))
@@ -152,30 +166,41 @@ def _stages(dataset: str, method: str, bits: int, profile: str, seed: int, data_
     overrides, _ = experiments.profile_overrides(profile, method, dataset, bits)
     cfg, points, tune_bits = training.config_of(method, split, bits, overrides)
     if points:
-        stage("tune", lambda: training.run(method, training.tune_split(split, cfg), tune_bits,
-                                           seed=training.TUNE_SEED, overrides=overrides,
-                                           progress=False, root=root))
+        # as training.transfer: the anchor tunes (on the sample, if any); another width
+        # or seed reads its choice from the anchor's run on all the data
+        anchor = (int(bits), int(seed)) == (int(tune_bits), training.TUNE_SEED)
+        on = training.tune_split(split, cfg) if anchor else split
+        stage("tune", lambda: training.run(method, on, tune_bits, seed=training.TUNE_SEED,
+                                           overrides=overrides, progress=False, root=root),
+              store=True)
     run = stage("train", lambda: training.run(method, split, bits, seed=seed,
-                                              overrides=overrides, progress=False, root=root))
+                                              overrides=overrides, progress=False, root=root),
+                store=True)
     model = training.fitted(run)
-    stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"]))
-    stage("catalogue", lambda: evaluation.evaluate_catalogue(model, split,
-                                                             ties=run.config["ties"]))
+    stage("evaluate", lambda: training.evaluate_fitted(model, split, run.config["ties"],
+                                                       run.config.get("discount", "paper")))
+    if catalogue:
+        stage("catalogue", lambda: evaluation.evaluate_catalogue(
+            model, split, ties=run.config["ties"],
+            discount=run.config.get("discount", "paper")))
     return {"ok": True, "rows": rows, "load_average": os.getloadavg()[0],
             "users": ds.n_users, "items": ds.n_items, "ratings": ds.n_ratings,
             "ndcg@10": run.metrics.get("ndcg@10")}
 
 
 def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: int = 0,
-            data_dir=None, timeout: float | None = None, root=None) -> pd.DataFrame:
+            data_dir=None, timeout: float | None = None, root=None,
+            catalogue: bool = False) -> pd.DataFrame:
     """One row per stage of one cell, measured in a fresh process (see the module docstring).
 
     root: a results store the cell trains through (reusing what it holds);
-    None: a temporary one of its own, removed after."""
+    None: a temporary one of its own, removed after. catalogue: add the
+    full-catalogue evaluation stage (``timeout`` covers it too)."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     p = ctx.Process(target=_child, args=(dataset, method, int(bits), profile, int(seed),
-                                         data_dir, None if root is None else str(root), q))
+                                         data_dir, None if root is None else str(root), q,
+                                         bool(catalogue)))
     p.start()
     t0, out = time.monotonic(), None
     while out is None:
@@ -215,7 +240,7 @@ def _cell_key(row) -> tuple:
 
 def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=None,
           progress: bool = False, timeout: float | None = None, out=None,
-          command: str = "", redo: bool = False) -> pd.DataFrame:
+          command: str = "", redo: bool = False, catalogue: bool = False) -> pd.DataFrame:
     """:func:`measure` over every (dataset, method, width); failures are rows with ``error``.
 
     With ``out`` (a JSON path) the sweep is resumable: after every cell its
@@ -230,7 +255,8 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
     share a private results store (removed afterwards) and the width the
     method tunes at runs first, so each cell costs what it costs inside a
     reproduction. (A resumed sweep whose tuning width was measured by an
-    earlier run tunes again for the widths left.)
+    earlier run tunes again for the widths left.) catalogue: measure the
+    full-catalogue evaluation of every cell too (:func:`measure`).
     """
     from tqdm import tqdm
 
@@ -249,7 +275,7 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
             for _, _, b in widths:
                 try:
                     row = measure(d, m, b, profile, data_dir=data_dir, timeout=timeout,
-                                  root=store)
+                                  root=store, catalogue=catalogue)
                 except RuntimeError as exc:
                     row = pd.DataFrame([{"dataset": d, "method": m, "bits": b,
                                          "error": str(exc)}])
@@ -358,11 +384,14 @@ def load(path) -> dict:
                          "phdlib.scale.save", need=("dataset", "method", "bits"))
 
 
-def per_cell(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured (dataset, method, bits): the stages' wall and CPU time
-    summed (seconds), the peak resident memory (MB, the largest of the stages)
-    and the dataset's size. Failed cells are left out."""
+def per_cell(rows: pd.DataFrame, stages=REPRODUCTION_STAGES) -> pd.DataFrame:
+    """One row per measured (dataset, method, bits): the wall and CPU time of
+    ``stages`` summed (seconds; by default every stage but the full-catalogue
+    evaluation: what the cell costs inside a reproduction), the peak resident
+    memory (MB, the largest of those stages) and the dataset's size. Failed
+    cells are left out."""
     ok = rows[rows["error"].isna()] if "error" in rows else rows
+    ok = ok[ok["stage"].isin(stages)] if "stage" in ok else ok
     g = ok.groupby(["dataset", "method", "bits"], sort=False)
     return g.agg(wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum"),
                  peak_rss_mb=("peak_rss_mb", "max"), users=("users", "first"),

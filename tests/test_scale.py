@@ -9,7 +9,8 @@ from phdlib import scale
 
 def test_measure_reports_every_stage_in_its_own_process():
     df = scale.measure("synthetic", "popularity", 16, profile="quick", timeout=300)
-    assert list(df["stage"]) == [s for s in scale.STAGES if s != "tune"]  # nothing tuned
+    # nothing tuned, no full-catalogue evaluation asked for
+    assert list(df["stage"]) == [s for s in scale.STAGES if s not in ("tune", "catalogue")]
     assert (df["wall_s"] >= 0).all() and (df["cpu_s"] >= 0).all()
     assert df["peak_rss_mb"].is_monotonic_increasing and (df["peak_rss_mb"] > 50).all()
     assert df["users"].iloc[0] == 6040 and 0 < df["ndcg@10"].iloc[0] <= 1
@@ -17,7 +18,8 @@ def test_measure_reports_every_stage_in_its_own_process():
 
 def test_sweep_records_failures_as_rows():
     df = scale.sweep(["synthetic"], ["item-mean", "no-such-method"], bits=(8,), timeout=300)
-    assert set(df.loc[df["method"] == "item-mean", "stage"]) == set(scale.STAGES) - {"tune"}
+    assert set(df.loc[df["method"] == "item-mean", "stage"]) == \
+        set(scale.STAGES) - {"tune", "catalogue"}
     err = df.loc[df["method"] == "no-such-method", "error"].iloc[0]
     assert "no-such-method" in err
 
@@ -102,19 +104,41 @@ def test_the_widths_of_a_method_share_a_store_and_the_tuning_width_runs_first(mo
 
 
 def test_a_tuned_cell_times_its_grid_as_the_tune_stage(tmp_path):
-    from phdlib import data, experiments, results, training
+    from phdlib import data, experiments, training
 
     split = data.load_split("ml-100k")
     overrides, _ = experiments.profile_overrides("full", "mf", "ml-100k", 32)
     _, points, tune_bits = training.config_of("mf", split, 32, overrides)
     assert points and tune_bits == 32      # MF tunes at every width: the cell is the anchor
-    df = scale.measure("ml-100k", "mf", 32, profile="full", timeout=600, root=tmp_path)
+    df = scale.measure("ml-100k", "mf", 32, profile="full", timeout=600, root=tmp_path,
+                       catalogue=True)
     assert list(df["stage"]) == list(scale.STAGES)
-    # the grid ran in `tune` (every point and the tuned run stored); `train` read it back
-    assert len(results.index(root=tmp_path)) == len(points) + 1
+    trained = dict(zip(df["stage"], df["trained"]))
+    # every grid point and the tuned run were trained in `tune`; `train` read them back
+    assert trained["tune"] == len(points) + 1 and trained["train"] == 0
     again = scale.measure("ml-100k", "mf", 32, profile="full", timeout=600, root=tmp_path)
-    assert list(again["stage"]) == list(scale.STAGES)
-    assert len(results.index(root=tmp_path)) == len(points) + 1   # nothing trained twice
+    assert list(again["stage"]) == [s for s in scale.STAGES if s != "catalogue"]
+    assert (again["trained"] == 0).all()   # all of it read back: nothing trained twice
+    # a cell's cost leaves the full-catalogue evaluation out unless asked
+    c = scale.per_cell(df.assign(error=None))
+    assert c["wall_s"].iloc[0] == pytest.approx(
+        df.loc[df["stage"] != "catalogue", "wall_s"].sum())
+    assert scale.per_cell(df, stages=("catalogue",))["wall_s"].iloc[0] == pytest.approx(
+        df.loc[df["stage"] == "catalogue", "wall_s"].iloc[0])
+
+
+def test_another_seed_reads_its_choice_from_the_anchor_run_in_its_tune_stage(tmp_path):
+    from phdlib import data, experiments, training
+
+    split = data.load_split("ml-100k")
+    overrides, _ = experiments.profile_overrides("full", "mf", "ml-100k", 32)
+    _, points, _ = training.config_of("mf", split, 32, overrides)
+    df = scale.measure("ml-100k", "mf", 32, profile="full", seed=1, timeout=600,
+                       root=tmp_path)
+    trained = dict(zip(df["stage"], df["trained"]))
+    # the anchor (seed 0: its grid) in `tune`; in `train` this seed's one fit, stored
+    # as the chosen point's run and as the cell's run that records the choice
+    assert trained["tune"] == len(points) + 1 and trained["train"] == 2
 
 
 def test_a_cell_measured_through_a_store_leaves_its_run_there(tmp_path):

@@ -28,7 +28,8 @@ def _scale(args) -> int:
         df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
                          data_dir=args.data_dir, progress=not args.json or args.progress,
                          timeout=args.timeout, out=args.out,
-                         command=args.command_line, redo=args.redo)
+                         command=args.command_line, redo=args.redo,
+                         catalogue=args.catalogue)
     except ValueError as exc:  # an unreadable --out file
         return fail(str(exc))
     failed = df[df["error"].notna()] if "error" in df else df.iloc[:0]
@@ -37,6 +38,11 @@ def _scale(args) -> int:
                    "rows": records(df)})
     else:
         cells = scale.per_cell(df)
+        if "stage" in df and (df["stage"] == "catalogue").any():
+            cat = scale.per_cell(df, stages=("catalogue",))
+            cells = cells.merge(cat[["dataset", "method", "bits", "wall_s"]].rename(
+                columns={"wall_s": "catalogue_s"}), on=["dataset", "method", "bits"],
+                how="left")
         print(cells.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         for _, r in failed.iterrows():
             print(f"  {r['dataset']}/{r['method']}/{r['bits']}b: {r['error']}")
@@ -52,7 +58,7 @@ def register(sub) -> None:
         description=(
             "Measure every (dataset, method, width) in a fresh process: the stages load, "
             "split, tune (the grid, where the profile tunes), train (the chosen point or the "
-            "one fit), evaluate and catalogue (the full-catalogue evaluation), with wall "
+            "one fit), evaluate and, with --catalogue, the full-catalogue evaluation, with wall "
             "time, CPU time and peak resident memory. With --out the sweep is written after "
             "every cell and a rerun resumes it; sweeps of different methods may write "
             "one --out file at once. The chapter 'Cost at scale' reads such a file."
@@ -75,6 +81,10 @@ def register(sub) -> None:
     p.add_argument("--redo", action="store_true",
                    help="with --out: measure the cells asked for again even when the file "
                         "holds them (the file's other cells are kept)")
+    p.add_argument("--catalogue", action="store_true",
+                   help="also time each cell's full-catalogue evaluation (every item a test "
+                        "user has not rated; minutes per cell at the Amazon shape); it is "
+                        "reported on its own, outside the cell's total")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr with --json")
     add_json_flag(p)
     p.set_defaults(func=_scale)
