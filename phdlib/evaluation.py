@@ -127,7 +127,10 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     only move the test items' tie groups, so they are counted against the
     row's test keys (:func:`phdlib.kernels.ranking.catalogue_expected`, equal
     to the general path, which the other tie rules take; ``sort=True`` takes
-    the general path always, to check one against the other).
+    the general path always, to check one against the other); and a model
+    whose values every user shares (``fitted.shared_values()``: one score per
+    item) needs no pass over the catalogue per user at all: the counts come
+    from the sorted values less each user's rated items.
     """
     import scipy.sparse as sp
 
@@ -146,6 +149,10 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     block = max(1, min(int(block), (1 << 24) // max(n_items, 1)))
     frames, all_items = [], np.arange(n_items)
     fast = not sort and ties == "expected" and bool((np.asarray(t.rating) > 0).all())
+    shared = fitted.shared_values() if fast else None
+    if shared is not None:  # one ranking for every user: counted without a users x items pass
+        frames.append(_catalogue_shared(users, shared, seen, rel, ks, discount, fitted.kind))
+        users = users[:0]
     for b0 in range(0, len(users), block):
         ub = users[b0:b0 + block]
         vals = fitted.table(ub, all_items)
@@ -160,6 +167,37 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     out["n_ranked"] = out.pop("n_test")
     out["n_test"] = np.bincount(split.test.user, minlength=n_users)[out["user"].to_numpy()]
     return out
+
+
+def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) -> pd.DataFrame:
+    """:func:`_catalogue_block`'s frame for ``users`` when every user's row of values is
+    ``values`` (float64 ``(I,)``): by
+    :func:`phdlib.kernels.ranking.catalogue_expected_shared`, in time of the users'
+    test and rated items rather than users x items."""
+    from .kernels import ranking as K
+
+    ks = tuple(metrics._check_k(k) for k in ks)
+    values = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError("values contain NaN or infinite entries; a ranking needs finite "
+                         "dissimilarities or scores")
+    key = np.ascontiguousarray(values if kind == "dissimilarity" else -values)
+    rel = rel[users].tocsr()
+    rel.sort_indices()
+    seen = seen[users].tocsr()
+    out_ndcg = np.empty((len(users), len(ks)))
+    out_mrr = np.empty(len(users))
+    out_n = np.empty(len(users), dtype=np.int64)
+    K.catalogue_expected_shared(key, np.sort(key), seen.indptr.astype(np.int64),
+                                seen.indices.astype(np.int64), rel.indptr.astype(np.int64),
+                                rel.indices.astype(np.int64), rel.data.astype(np.float64),
+                                np.asarray(ks, dtype=np.int64),
+                                metrics.discounts(max(ks), discount), out_ndcg, out_mrr, out_n)
+    cols = {"user": users, "n_test": out_n}
+    for j, k in enumerate(ks):
+        cols[f"ndcg@{k}"] = out_ndcg[:, j]
+    cols["mrr"] = out_mrr
+    return pd.DataFrame(cols)
 
 
 def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.DataFrame:

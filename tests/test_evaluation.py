@@ -119,6 +119,36 @@ def test_catalogue_counting_equals_sorting_bit_for_bit(discount, exclude):
             pd.testing.assert_frame_equal(fast, slow, check_exact=True)
 
 
+class _PerUserScores(ItemScoreModel):
+    """The same scores, without saying that every user shares them."""
+
+    def shared_values(self):
+        return None
+
+
+@pytest.mark.parametrize("exclude", [("train", "valid"), ()])
+def test_catalogue_of_shared_scores_counts_without_a_users_by_items_pass(monkeypatch, exclude):
+    """One score per item: the counts come from the sorted scores less each user's rated
+    items; the numbers are the per-row pass's and the sorting path's, exactly."""
+    rng = np.random.default_rng(13)
+    split = _split(rng, n_users=50, n_items=60)
+    for scores in (rng.integers(0, 3, 60).astype(float), rng.normal(size=60), np.zeros(60)):
+        for discount in ("paper", "released"):
+            model = ItemScoreModel(0, {"item_scores": scores})
+            per_row = E.evaluate_catalogue(_PerUserScores(0, {"item_scores": scores}), split,
+                                           exclude=exclude, discount=discount, block=7)
+            slow = E.evaluate_catalogue(model, split, exclude=exclude, discount=discount,
+                                        sort=True)
+            with monkeypatch.context() as mp:   # the shared path never builds a table
+                mp.setattr(ItemScoreModel, "table", lambda *a: pytest.fail("table built"))
+                shared = E.evaluate_catalogue(model, split, exclude=exclude, discount=discount)
+            pd.testing.assert_frame_equal(shared, per_row, check_exact=True)
+            pd.testing.assert_frame_equal(shared, slow, check_exact=True)
+    bad = ItemScoreModel(0, {"item_scores": np.full(60, np.nan)})
+    with pytest.raises(ValueError, match="NaN"):
+        E.evaluate_catalogue(bad, split, exclude=exclude)
+
+
 def test_catalogue_with_a_zero_rating_takes_the_sorting_path():
     """A test rating of 0 would make relevance-0 items top-rated for RR: the counting
     path does not apply, and the result is still the general path's."""

@@ -193,6 +193,27 @@ def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_s
     assert rscale.projected_by_dataset(whole, quick).empty
 
 
+def test_catalogue_cost_sets_the_catalogue_stage_beside_the_rest_of_the_cell():
+    import pandas as pd
+
+    from phdlib.report import scale as rscale
+
+    stages = [("load", 1.0), ("train", 10.0), ("evaluate", 1.0), ("catalogue", 50.0)]
+    rows = pd.DataFrame(
+        [{"dataset": "d", "method": "vh-phd", "bits": 64, "stage": s, "wall_s": w,
+          "cpu_s": w / 2, "peak_rss_mb": 1.0, "users": 1000, "items": 500, "ratings": 9}
+         for s, w in stages]
+        + [{"dataset": "d", "method": "mf", "bits": 64, "stage": s, "wall_s": w, "cpu_s": w,
+            "peak_rss_mb": 1.0, "users": 1000, "items": 500, "ratings": 9}
+           for s, w in stages[:3]])          # a cell measured without --catalogue
+    t = rscale.catalogue_cost(rows)
+    assert list(t["method"]) == ["VH_PHD"]
+    r = t.iloc[0]
+    assert r["catalogue_wall_s"] == 50.0 and r["rest_wall_s"] == 12.0
+    assert r["evaluate_wall_s"] == 1.0
+    assert r["pairs_g"] == pytest.approx(5e-4) and r["ns_per_pair"] == pytest.approx(25e9 / 5e5)
+
+
 def test_least_wall_time_is_the_longest_cell_or_the_even_share_whichever_is_larger():
     from phdlib.report import scale as rscale
 

@@ -143,6 +143,55 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
                     break
 
 
+@nb.njit(cache=True, inline="always")
+def _expected_row(b, tk, tr, uk, eq, below, n, ks, disc, kmax, out_ndcg, out_mrr, out_n):
+    """Row ``b``'s expected-tie NDCG@k and MRR from its counts: ``tk`` / ``tr`` the
+    test items' keys and ratings, ``uk`` their distinct keys (sorted), ``eq[j]`` the
+    kept items with key ``uk[j]`` (test items included), ``below[j]`` those with a key
+    between ``uk[j - 1]`` and ``uk[j]`` (``below[0]``: below ``uk[0]``), ``n`` the
+    kept items."""
+    t = tk.shape[0]
+    nu = uk.shape[0]
+    nk = ks.shape[0]
+    gsum = np.zeros(nu)
+    rtop = np.zeros(nu, dtype=np.int64)
+    ideal = np.sort(tr.copy())
+    maxr = ideal[t - 1]
+    for q in range(t):
+        j = np.searchsorted(uk, tk[q])
+        gsum[j] += 2.0 ** tr[q] - 1.0
+        if tr[q] == maxr:
+            rtop[j] += 1
+    for j in range(nk):
+        m = min(ks[j], t)
+        idcg = 0.0
+        for p in range(m):
+            idcg += (2.0 ** ideal[t - 1 - p] - 1.0) * disc[p]
+        out_ndcg[b, j] = idcg
+    dcg = np.zeros(nk)
+    mrr = -1.0
+    a = 0
+    for j in range(nu):
+        a += below[j]
+        g = eq[j]
+        if a < kmax:
+            for c in range(nk):
+                top = min(a + g, ks[c])
+                if a < top:
+                    dsum = 0.0
+                    for p in range(a, top):
+                        dsum += disc[p]
+                    dcg[c] += gsum[j] * dsum / g
+        if mrr < 0.0 and rtop[j] > 0:
+            mrr = expected_reciprocal_rank(a, g, rtop[j])
+        a += g
+    for c in range(nk):
+        idcg = out_ndcg[b, c]
+        out_ndcg[b, c] = dcg[c] / idcg if idcg > 0.0 else 0.0
+    out_mrr[b] = mrr
+    out_n[b] = n
+
+
 @nb.njit(cache=True, parallel=True)
 def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr, out_n,
                        int_max=-1):
@@ -215,40 +264,66 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
                         eq[j] += 1
                     else:
                         below[j] += 1
-        gsum = np.zeros(nu)
-        rtop = np.zeros(nu, dtype=np.int64)
-        ideal = np.sort(tr.copy())
-        maxr = ideal[t - 1]
+        _expected_row(b, tk, tr, uk, eq, below, n, ks, disc, kmax, out_ndcg, out_mrr, out_n)
+
+
+@nb.njit(cache=True, parallel=True)
+def catalogue_expected_shared(key, sorted_key, xptr, xitem, tptr, titem, trel, ks, disc,
+                              out_ndcg, out_mrr, out_n):
+    """:func:`catalogue_expected` where every row ranks by the same key.
+
+    A model whose values do not depend on the user (one score per item)
+    ranks every row's kept items by one key, so a row's counts are the whole
+    catalogue's, from ``sorted_key`` by binary search, less the row's left-out
+    items, one by one: the same counts as the row's pass over every item, in
+    time of its test and left-out items, not of the catalogue.
+
+    key: float64 (I,), the ranking key of every item (smaller first);
+    sorted_key: ``np.sort(key)``; xptr: int64 (B + 1,), xitem: int64, row b's
+    left-out items (those not ranked) ``[xptr[b], xptr[b + 1])``, none of them
+    a test item of the row; tptr, titem, trel, ks, disc, out_*: as
+    :func:`catalogue_expected`.
+    """
+    n_rows = tptr.shape[0] - 1
+    n_items = key.shape[0]
+    nk = ks.shape[0]
+    kmax = 0
+    for j in range(nk):
+        if ks[j] > kmax:
+            kmax = ks[j]
+    for b in nb.prange(n_rows):
+        s = tptr[b]
+        t = tptr[b + 1] - s
+        tk = np.empty(t, dtype=np.float64)
+        tr = np.empty(t, dtype=np.float64)
         for q in range(t):
-            j = np.searchsorted(uk, tk[q])
-            gsum[j] += 2.0 ** tr[q] - 1.0
-            if tr[q] == maxr:
-                rtop[j] += 1
-        for j in range(nk):
-            m = min(ks[j], t)
-            idcg = 0.0
-            for p in range(m):
-                idcg += (2.0 ** ideal[t - 1 - p] - 1.0) * disc[p]
-            out_ndcg[b, j] = idcg
-        dcg = np.zeros(nk)
-        mrr = -1.0
-        a = 0
+            tk[q] = key[titem[s + q]]
+            tr[q] = trel[s + q]
+        uk = np.unique(tk)
+        nu = uk.shape[0]
+        eq = np.zeros(nu, dtype=np.int64)
+        below = np.zeros(nu + 1, dtype=np.int64)
+        prev = 0  # items with a key <= the previous distinct test key
         for j in range(nu):
-            a += below[j]
-            g = eq[j]
-            if a < kmax:
-                for c in range(nk):
-                    top = min(a + g, ks[c])
-                    if a < top:
-                        dsum = 0.0
-                        for p in range(a, top):
-                            dsum += disc[p]
-                        dcg[c] += gsum[j] * dsum / g
-            if mrr < 0.0 and rtop[j] > 0:
-                mrr = expected_reciprocal_rank(a, g, rtop[j])
-            a += g
-        for c in range(nk):
-            idcg = out_ndcg[b, c]
-            out_ndcg[b, c] = dcg[c] / idcg if idcg > 0.0 else 0.0
-        out_mrr[b] = mrr
-        out_n[b] = n
+            lo = np.searchsorted(sorted_key, uk[j])                 # key < uk[j]
+            hi = np.searchsorted(sorted_key, uk[j], side="right")   # key <= uk[j]
+            below[j] = lo - prev
+            eq[j] = hi - lo
+            prev = hi
+        n = n_items
+        lo_key = uk[0]
+        hi_key = uk[nu - 1]
+        for q in range(xptr[b], xptr[b + 1]):
+            n -= 1
+            x = key[xitem[q]]
+            if x > hi_key:
+                continue
+            if x < lo_key:
+                below[0] -= 1
+                continue
+            j = np.searchsorted(uk, x)
+            if j < nu and uk[j] == x:
+                eq[j] -= 1
+            else:
+                below[j] -= 1
+        _expected_row(b, tk, tr, uk, eq, below, n, ks, disc, kmax, out_ndcg, out_mrr, out_n)

@@ -143,6 +143,11 @@ class Fitted:
         """Values of every (user, item): float64 or int32 ``(len(users), len(items))``."""
         raise NotImplementedError
 
+    def shared_values(self) -> np.ndarray | None:
+        """The values as one row that every user shares (float64 ``(n_items,)``, as
+        :meth:`table` gives each row), or None where they depend on the user."""
+        return None
+
     def pairs(self, user, item, block: int = 512) -> np.ndarray:
         """Value of each pair ``(user[k], item[k])``: ``(N,)``, as :meth:`table` computes it.
 
@@ -256,6 +261,9 @@ class ItemScoreModel(Fitted):
     @property
     def n_users(self) -> int:
         return int(self.info.get("n_users", np.iinfo(np.int32).max))
+
+    def shared_values(self) -> np.ndarray:
+        return np.asarray(self.arrays["item_scores"], dtype=np.float64)
 
     def table(self, users, items) -> np.ndarray:
         s = np.asarray(self.arrays["item_scores"], dtype=np.float64)

@@ -174,6 +174,29 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2)
     return g.sort_values("ratings")
 
 
+def catalogue_cost(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per cell whose sweep measured the ``catalogue`` stage (``phd scale
+    --catalogue``): the dataset's users and items, the (user, item) pairs the
+    full-catalogue evaluation ranks at most (``pairs_g``, billions: users x
+    items, before each user's rated items are left out), its wall and CPU
+    seconds, CPU nanoseconds per pair, the wall seconds of the rated-items
+    test evaluation (``evaluate_wall_s``) and of the rest of the cell
+    (``rest_wall_s``: :func:`phdlib.scale.per_cell`, training included)
+    beside it."""
+    keys = ["dataset", "method", "bits"]
+    cat = scale.per_cell(rows, stages=("catalogue",))
+    ev = scale.per_cell(rows, stages=("evaluate",))[keys + ["wall_s"]].rename(
+        columns={"wall_s": "evaluate_wall_s"})
+    rest = scale.per_cell(rows)[keys + ["wall_s"]].rename(columns={"wall_s": "rest_wall_s"})
+    t = cat.merge(ev, on=keys, how="left").merge(rest, on=keys, how="left")
+    t["pairs_g"] = t["users"].astype(float) * t["items"] / 1e9
+    t["ns_per_pair"] = t["cpu_s"] / (t["pairs_g"] * 1e9) * 1e9
+    t["method"] = t["method"].map(label)
+    t = t.rename(columns={"wall_s": "catalogue_wall_s", "cpu_s": "catalogue_cpu_s"})
+    return t[["dataset", "method", "bits", "users", "items", "pairs_g", "catalogue_wall_s",
+              "catalogue_cpu_s", "ns_per_pair", "evaluate_wall_s", "rest_wall_s"]]
+
+
 def tune_sample_table(rows: pd.DataFrame) -> pd.DataFrame:
     """A :func:`phdlib.sample_tuning.compare` frame for reading: per method and
     sample size, the two choices, whether they agree, and the test NDCG@10 of
