@@ -207,14 +207,18 @@ def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.Da
 
     ks = tuple(metrics._check_k(k) for k in ks)
     vals = np.asarray(vals)
-    if vals.dtype.kind == "f" and not np.isfinite(vals[keep]).all():
+    # (the whole block is checked first: one pass, no copy of the kept values)
+    if (vals.dtype.kind == "f" and not np.isfinite(vals).all()
+            and not np.isfinite(vals[keep]).all()):
         raise ValueError("values contain NaN or infinite entries; a ranking needs finite "
                          "dissimilarities or scores")
     # code distances are small non-negative integers: counted in a histogram
     int_max = (int(vals.max()) if vals.dtype.kind in "iu" and kind == "dissimilarity"
                and vals.size and vals.min() >= 0 and vals.max() <= 1 << 16 else -1)
-    key = vals.astype(np.float64)
-    key = np.ascontiguousarray(key if kind == "dissimilarity" else -key)
+    # float64 keys, smaller first, in one pass (never written into ``vals``, which
+    # may be a model's own array)
+    key = np.ascontiguousarray(vals.astype(np.float64, copy=False) if kind == "dissimilarity"
+                               else np.negative(vals, dtype=np.float64))
     rel = rel.tocsr()
     rel.sort_indices()
     out_ndcg = np.empty((len(ub), len(ks)))
