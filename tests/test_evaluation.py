@@ -228,6 +228,34 @@ def test_block_model_is_weighted_sum_of_block_inner_products():
                      for y in range(40)] for x in (3, 7)])
     np.testing.assert_allclose(got, ref)
     _check_pairs_agree_with_table(model, 30, 40, rng)
+    # the kernel's numbers are the NumPy form's, block by block, bit for bit (8 blocks)
+    starts = np.arange(0, 33, 4)
+    wu8, wi8 = rng.random((30, 8)), rng.random((40, 8))
+    eight = BlockCodeModel(32, {"user_codes": C.pack(u).words, "item_codes": C.pack(i).words,
+                                "user_weights": wu8, "item_weights": wi8,
+                                "block_starts": starts})
+    users, items = np.array([5, 0, 29, 5]), rng.permutation(40)
+    numpy_form = np.zeros((len(users), len(items)))
+    for b in range(8):
+        s0, s1 = starts[b], starts[b + 1]
+        ip = u[users, s0:s1].astype(np.float64) @ i[items, s0:s1].T.astype(np.float64)
+        numpy_form += wu8[users, b][:, None] * wi8[items, b][None, :] * ip
+    np.testing.assert_array_equal(eight.table(users, items), numpy_form)
+    # codes over two words, a block across the word boundary, a whole-word block
+    for starts in (np.array([0, 40, 70, 96]), np.array([0, 64, 96])):
+        u2, i2 = rng.choice([-1, 1], size=(30, 96)), rng.choice([-1, 1], size=(40, 96))
+        K = len(starts) - 1
+        w_u, w_i = rng.random((30, K)), rng.random((40, K))
+        two = BlockCodeModel(96, {"user_codes": C.pack(u2).words,
+                                  "item_codes": C.pack(i2).words, "user_weights": w_u,
+                                  "item_weights": w_i, "block_starts": starts})
+        ref2 = np.zeros((30, 40))
+        for b in range(K):
+            s0, s1 = starts[b], starts[b + 1]
+            ip = u2[:, s0:s1].astype(np.float64) @ i2[:, s0:s1].T.astype(np.float64)
+            ref2 += w_u[:, b][:, None] * w_i[:, b][None, :] * ip
+        np.testing.assert_array_equal(two.table(np.arange(30), np.arange(40)), ref2)
+        _check_pairs_agree_with_table(two, 30, 40, rng)
     # one block without weights: the inner product of the codes, m - 2 * Hamming
     one = BlockCodeModel(32, {"user_codes": C.pack(u).words, "item_codes": C.pack(i).words})
     np.testing.assert_array_equal(one.table(np.arange(30), np.arange(40)), u @ i.T)

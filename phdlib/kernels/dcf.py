@@ -40,6 +40,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .bits import popcount
+
 from .linalg import solve_spd
 
 
@@ -171,6 +173,64 @@ def squared_error(indptr, cols, target, pred):
             acc += d * d
         tot[u] = acc
     return tot.sum()
+
+
+@nb.njit(cache=True)
+def _block_masks(starts, words):
+    """Per block ``b``, the (word, mask) pairs of its bits: ``ptr`` int64 (K + 1,),
+    ``word`` int64, ``mask`` uint64 (bit ``j`` of a code is bit ``j mod 64`` of
+    word ``j div 64``)."""
+    K = starts.shape[0] - 1
+    ptr = np.zeros(K + 1, dtype=np.int64)
+    word = np.empty(K * (words + 1), dtype=np.int64)
+    mask = np.empty(K * (words + 1), dtype=np.uint64)
+    n = 0
+    for b in range(K):
+        for w in range(starts[b] // 64, (starts[b + 1] + 63) // 64):
+            lo = max(starts[b], 64 * w) - 64 * w
+            hi = min(starts[b + 1], 64 * (w + 1)) - 64 * w
+            if hi <= lo:
+                continue
+            m = np.uint64(0xFFFFFFFFFFFFFFFF) if hi - lo == 64 else \
+                ((np.uint64(1) << np.uint64(hi - lo)) - np.uint64(1)) << np.uint64(lo)
+            word[n] = w
+            mask[n] = m
+            n += 1
+        ptr[b + 1] = n
+    return ptr, word[:n], mask[:n]
+
+
+@nb.njit(cache=True, parallel=True)
+def table_scores(users, items, uwords, iwords, starts, wu, wi):
+    """:func:`pair_scores` of every (user, item) of ``users`` x ``items``, from packed codes.
+
+    users int64 (U,), items int64 (I,); uwords uint64 (n_users, w), iwords
+    uint64 (n_items, w): the ±1 codes packed; starts, wu, wi as
+    :func:`pair_scores`. A block's inner product is its length less twice the
+    bits where the two codes differ (an exact integer), and the value is
+    summed over the blocks in block order from 0.0, as :func:`pair_scores`
+    and the NumPy form ``out += wu * wi * ip`` compute it: the same numbers.
+    Returns float64 (U, I).
+    """
+    n_u = users.shape[0]
+    n_i = items.shape[0]
+    K = starts.shape[0] - 1
+    ptr, word, mask = _block_masks(starts, uwords.shape[1])
+    out = np.empty((n_u, n_i), dtype=np.float64)
+    for r in nb.prange(n_u):
+        u = users[r]
+        for c in range(n_i):
+            i = items[c]
+            tot = 0.0
+            for b in range(K):
+                diff = 0
+                for q in range(ptr[b], ptr[b + 1]):
+                    w = word[q]
+                    diff += popcount((uwords[u, w] ^ iwords[i, w]) & mask[q])
+                acc = (starts[b + 1] - starts[b]) - 2 * diff
+                tot += wu[u, b] * wi[i, b] * acc
+            out[r, c] = tot
+    return out
 
 
 @nb.njit(cache=True, parallel=True)

@@ -302,15 +302,18 @@ class BlockCodeModel(Fitted):
                 np.ascontiguousarray(Wu), np.ascontiguousarray(Wi))
 
     def table(self, users, items) -> np.ndarray:
-        B, D, starts, Wu, Wi = self._parts
-        users = _ids(users, self.n_users, "user")
-        items = _ids(items, self.n_items, "item")
-        out = np.zeros((len(users), len(items)))
-        for b in range(starts.shape[0] - 1):
-            s0, s1 = starts[b], starts[b + 1]
-            ip = B[users, s0:s1].astype(np.float64) @ D[items, s0:s1].T.astype(np.float64)
-            out += Wu[users, b][:, None] * Wi[items, b][None, :] * ip
-        return out
+        from ..kernels import dcf as _k
+
+        _, _, starts, Wu, Wi = self._parts
+        users = _ids(users, self.n_users, "user").astype(np.int64)
+        items = _ids(items, self.n_items, "item").astype(np.int64)
+        return _k.table_scores(users, items, self._words[0], self._words[1], starts, Wu, Wi)
+
+    @cached_property
+    def _words(self):
+        """The packed user and item codes, uint64 C-contiguous."""
+        return tuple(np.ascontiguousarray(np.asarray(self.arrays[k], dtype=np.uint64))
+                     for k in ("user_codes", "item_codes"))
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
         from ..kernels import dcf as _k
