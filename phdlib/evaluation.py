@@ -149,7 +149,7 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     block = max(1, min(int(block), (1 << 24) // max(n_items, 1)))
     frames, all_items = [], np.arange(n_items)
     fast = not sort and ties == "expected" and bool((np.asarray(t.rating) > 0).all())
-    shared = fitted.shared_values() if fast else None
+    shared = _shared_row(fitted, users, n_items) if fast else None
     if shared is not None:  # one ranking for every user: counted without a users x items pass
         frames.append(_catalogue_shared(users, shared, seen, rel, ks, discount, fitted.kind))
         users = users[:0]
@@ -169,6 +169,22 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     return out
 
 
+def _shared_row(fitted, users, n_items: int):
+    """The row of values every user shares (float64 ``(n_items,)``), checked as
+    ``fitted.table(users, all items)`` checks its ids; None where the model has no
+    such row, or where it is not finite (the per-row path then reports only
+    non-finite values among the ranked items, as for any model)."""
+    from .methods.base import _ids
+
+    row = fitted.shared_values()
+    if row is None:
+        return None
+    _ids(users, fitted.n_users, "user")
+    _ids(np.arange(n_items), fitted.n_items, "item")
+    row = np.asarray(row, dtype=np.float64)[:n_items]
+    return row if np.isfinite(row).all() else None
+
+
 def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) -> pd.DataFrame:
     """:func:`_catalogue_block`'s frame for ``users`` when every user's row of values is
     ``values`` (float64 ``(I,)``): by
@@ -177,10 +193,7 @@ def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) ->
     from .kernels import ranking as K
 
     ks = tuple(metrics._check_k(k) for k in ks)
-    values = np.asarray(values, dtype=np.float64)
-    if not np.isfinite(values).all():
-        raise ValueError("values contain NaN or infinite entries; a ranking needs finite "
-                         "dissimilarities or scores")
+    values = np.asarray(values, dtype=np.float64)   # finite (:func:`_shared_row`)
     key = np.ascontiguousarray(values if kind == "dissimilarity" else -values)
     rel = rel[users].tocsr()
     rel.sort_indices()

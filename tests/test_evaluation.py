@@ -147,6 +147,34 @@ def test_catalogue_of_shared_scores_counts_without_a_users_by_items_pass(monkeyp
     bad = ItemScoreModel(0, {"item_scores": np.full(60, np.nan)})
     with pytest.raises(ValueError, match="NaN"):
         E.evaluate_catalogue(bad, split, exclude=exclude)
+    # checked as the per-row path checks: too few items, a user the model does not know
+    with pytest.raises(ValueError, match="item ids must lie in"):
+        E.evaluate_catalogue(ItemScoreModel(0, {"item_scores": np.zeros(59)}), split)
+    few = ItemScoreModel(0, {"item_scores": np.zeros(60)}, info={"n_users": 10})
+    with pytest.raises(ValueError, match="user ids must lie in"):
+        E.evaluate_catalogue(few, split)
+
+
+def test_catalogue_of_shared_scores_reports_non_finite_scores_only_where_ranked():
+    rng = np.random.default_rng(14)
+    split = _split(rng, n_users=20, n_items=30)
+    scores = rng.normal(size=30)
+    rated = np.unique(np.concatenate([split.train.item, split.valid.item]))
+    never = np.setdiff1d(np.arange(30), np.concatenate([rated, split.test.item]))
+    if never.size:   # an item nobody rated is ranked for every user: NaN is an error
+        s2 = scores.copy()
+        s2[never[0]] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            E.evaluate_catalogue(ItemScoreModel(0, {"item_scores": s2}), split)
+    # NaN on an item every user rated in training: ranked for no one, as the per-row path
+    split.train.item[:] = 0
+    split.valid.item[:] = 0
+    split.test.item[split.test.item == 0] = 1
+    s3 = scores.copy()
+    s3[0] = np.nan
+    got = E.evaluate_catalogue(ItemScoreModel(0, {"item_scores": s3}), split)
+    ref = E.evaluate_catalogue(_PerUserScores(0, {"item_scores": s3}), split)
+    pd.testing.assert_frame_equal(got, ref, check_exact=True)
 
 
 def test_catalogue_with_a_zero_rating_takes_the_sorting_path():
@@ -262,6 +290,10 @@ def test_block_model_is_weighted_sum_of_block_inner_products():
     bad = BlockCodeModel(64, dict(model.arrays, user_weights=wu[:, :1]))
     with pytest.raises(ValueError, match="2 blocks but weights"):
         bad.table(np.arange(2), np.arange(2))
+    for starts in ([0, 40, 16], [4, 16, 32], [32]):
+        unordered = BlockCodeModel(32, dict(model.arrays, block_starts=np.array(starts)))
+        with pytest.raises(ValueError, match="block_starts must rise from 0"):
+            unordered.table(np.arange(2), np.arange(2))
 
 
 def test_fitted_needs_its_arrays_and_valid_ids():

@@ -290,6 +290,9 @@ class BlockCodeModel(Fitted):
     @cached_property
     def _parts(self):
         starts = np.asarray(self.arrays.get("block_starts", [0, self.bits]), dtype=np.int64)
+        if starts.ndim != 1 or starts.size < 2 or starts[0] != 0 or (np.diff(starts) < 0).any():
+            raise ValueError(f"block_starts must rise from 0 (one more entry than blocks), got "
+                             f"{starts.tolist()}")
         m = int(starts[-1])
         B = C.unpack(C.PackedCodes(np.asarray(self.arrays["user_codes"], np.uint64), m)).astype(np.int8)
         D = C.unpack(C.PackedCodes(np.asarray(self.arrays["item_codes"], np.uint64), m)).astype(np.int8)
