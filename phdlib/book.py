@@ -175,10 +175,15 @@ def execute_chapter(
     out_nb: Path,
     parameters: dict,
     cwd: Path,
-    timeout: int = 3600,
+    timeout: float | None = None,
     kernel_name: str = "python3",
 ) -> dict:
-    """Execute one chapter into ``out_nb``; returns the parameters it used."""
+    """Execute one chapter into ``out_nb``; returns the parameters it used.
+
+    timeout: seconds one cell may run before the chapter fails (None: no
+    limit; a cell that trains the runs of a large dataset at the paper's
+    settings takes hours, and every run it finishes is stored, so an
+    interrupted build resumes)."""
     import jupytext
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
@@ -232,7 +237,8 @@ def build(*args, **kwargs) -> list[ChapterResult]:
 
 
 def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Path,
-             parameters: dict, key: dict, only, force: bool, log) -> ChapterResult | None:
+             parameters: dict, key: dict, only, force: bool, log,
+             cell_timeout: float | None = None) -> ChapterResult | None:
     """Execute (or reuse) one chapter and stage it; None for a page without code.
 
     The execution cache key is the chapter's source, the parameters it
@@ -270,7 +276,8 @@ def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Pa
     else:
         log(f"[book] executing {rel} ...")
         key_file.unlink(missing_ok=True)
-        used = execute_chapter(src, executed_nb, parameters, cwd=src.parent)
+        used = execute_chapter(src, executed_nb, parameters, cwd=src.parent,
+                               timeout=cell_timeout)
         write_json(key_file, key)
         status = "executed"
     dt = time.perf_counter() - t0
@@ -290,13 +297,15 @@ def _build(
     force: bool = False,
     site: bool = True,
     log=print,
+    cell_timeout: float | None = None,
 ) -> list[ChapterResult]:
     """Execute the chapters and build the site; see the module docstring.
 
     parameters: papermill parameters, e.g. ``{"dataset": "ml-100k",
     "profile": "quick"}``; each chapter receives those it declares.
     only: chapter names (file stems) to execute; the others are reused from
-    the cache and must already have been executed once.
+    the cache and must already have been executed once. cell_timeout: seconds
+    one cell may run (None: no limit, :func:`execute_chapter`).
     """
     root = project_root(root)
     parameters = dict(parameters or {})
@@ -319,7 +328,7 @@ def _build(
     declared_any: set[str] = set()
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
-           "log": log}
+           "log": log, "cell_timeout": cell_timeout}
     for src in srcs:
         res = _chapter(src, declared_any, **ctx)
         if res is not None:

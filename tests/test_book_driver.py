@@ -294,3 +294,14 @@ def test_a_book_on_synthetic_data_says_so_on_every_page(tmp_path, dataset, banne
     assert cfg["html"]["use_download_button"] is True
     got = cfg["html"].get("announcement", "")
     assert (f"dataset '{dataset}'" in got and "not on real data" in got) if banner else not got
+
+
+def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path):
+    """Training cells at the paper's settings on a large dataset run for hours: no
+    limit by default; ``cell_timeout`` (``--cell-timeout``) fails the chapter."""
+    proj = make_project(tmp_path, {"slow": chapter("Slow", "import time\ntime.sleep(3)\nprint('done')")})
+    with pytest.raises(book.ChapterError, match="slow.*(Timeout|timed out)"):
+        book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=1)
+    res = book.build(root=proj, site=False, log=lambda *a: None)
+    assert [r.executed for r in res] == [True]
+    assert "done" in outputs(proj / "_build" / "exec" / "book" / "slow.ipynb")

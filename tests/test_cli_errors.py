@@ -51,6 +51,8 @@ CASES = [
     (["book", "build", "--chapter", "nosuch", "--no-site"], "nosuch"),
     (["book", "build", "--param", "seed", "--no-site"], "NAME=VALUE"),
     (["book", "build", "--profile", "slow", "--chapter", "hamming", "--no-site"], "slow"),
+    (["book", "build", "--cell-timeout", "0", "--no-site"], "--cell-timeout"),
+    (["book", "build", "--cell-timeout", "-5", "--no-site"], "--cell-timeout"),
     (["data", "fetch", "--dataset", "nosuch"], "nosuch"),
     (["data", "fetch", "--dataset", "yelp"], "yelp"),
     (["scale", "--dataset", "nosuch"], "--dataset 'nosuch'"),

@@ -91,5 +91,13 @@ def positive_float(text: str) -> float:
     return v
 
 
+def seconds_above_zero(text: str) -> float:
+    """An argparse ``type``: a finite number of seconds > 0."""
+    v = positive_float(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return v
+
+
 SEED = int_in(0, MAX_SEED)
 BITS = int_in(1, MAX_BITS)

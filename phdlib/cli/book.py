@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_json_flag, dump_json, fail
+from ._common import add_json_flag, dump_json, fail, seconds_above_zero
 
 
 def _parse_params(items: list[str]) -> dict:
@@ -37,6 +37,7 @@ def _build(args) -> int:
         res = book.build(
             parameters=params, only=args.chapter or None, force=args.force, site=not args.no_site,
             log=(lambda *a: print(*a, file=sys.stderr)) if args.json else print,
+            cell_timeout=args.cell_timeout,
         )
     except (book.ChapterError, book.SiteBuildError) as exc:  # a chapter or the site failed
         return fail(str(exc), 1)
@@ -84,6 +85,9 @@ def register(sub) -> None:
                    help="execute only this chapter (file stem); repeatable")
     b.add_argument("--force", action="store_true", help="ignore the execution cache")
     b.add_argument("--no-site", action="store_true", help="execute only; skip jupyter-book build")
+    b.add_argument("--cell-timeout", type=seconds_above_zero, default=None, metavar="SECONDS",
+                   help="fail a chapter whose cell runs longer than this (default: no limit; "
+                        "at the paper's settings on a large dataset one cell trains for hours)")
     add_json_flag(b)
     b.set_defaults(func=_build)
 
