@@ -27,7 +27,9 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,10 @@ import yaml
 from .book_site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .book_site import build_site, fold_injected, stage_static, stage_synthetic_banner
 from .io import write_json
+
+
+#: Seconds between the build's "still executing" lines for a long chapter (0: none).
+HEARTBEAT_SECONDS = 300
 
 
 class ChapterError(RuntimeError):
@@ -221,6 +227,32 @@ def execute_chapter(
     return used
 
 
+@contextmanager
+def _heartbeat(rel, log, every: float):
+    """While the block runs, log every ``every`` seconds that chapter ``rel`` is still
+    executing, for how long, and how many runs the results store gained since (the
+    chapters train through it): a long chapter shows progress in the build's log."""
+    if not every:
+        yield
+        return
+    from . import results
+
+    stop, t0, n0 = threading.Event(), time.perf_counter(), results.count()
+
+    def beat():
+        while not stop.wait(every):
+            log(f"[book] {rel}: still executing after {(time.perf_counter() - t0) / 60:.0f} "
+                f"min; {results.count() - n0} runs stored since it started")
+
+    th = threading.Thread(target=beat, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()
+
+
 def build(*args, **kwargs) -> list[ChapterResult]:
     """Execute the chapters and build the site; see :func:`_build`.
 
@@ -238,7 +270,8 @@ def build(*args, **kwargs) -> list[ChapterResult]:
 
 def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Path,
              parameters: dict, key: dict, only, force: bool, log,
-             cell_timeout: float | None = None) -> ChapterResult | None:
+             cell_timeout: float | None = None,
+             heartbeat: float = HEARTBEAT_SECONDS) -> ChapterResult | None:
     """Execute (or reuse) one chapter and stage it; None for a page without code.
 
     The execution cache key is the chapter's source, the parameters it
@@ -276,8 +309,9 @@ def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Pa
     else:
         log(f"[book] executing {rel} ...")
         key_file.unlink(missing_ok=True)
-        used = execute_chapter(src, executed_nb, parameters, cwd=src.parent,
-                               timeout=cell_timeout)
+        with _heartbeat(rel, log, heartbeat):
+            used = execute_chapter(src, executed_nb, parameters, cwd=src.parent,
+                                   timeout=cell_timeout)
         write_json(key_file, key)
         status = "executed"
     dt = time.perf_counter() - t0
@@ -298,6 +332,7 @@ def _build(
     site: bool = True,
     log=print,
     cell_timeout: float | None = None,
+    heartbeat: float = HEARTBEAT_SECONDS,
 ) -> list[ChapterResult]:
     """Execute the chapters and build the site; see the module docstring.
 
@@ -305,7 +340,8 @@ def _build(
     "profile": "quick"}``; each chapter receives those it declares.
     only: chapter names (file stems) to execute; the others are reused from
     the cache and must already have been executed once. cell_timeout: seconds
-    one cell may run (None: no limit, :func:`execute_chapter`).
+    one cell may run (None: no limit, :func:`execute_chapter`). heartbeat:
+    seconds between the "still executing" lines of a long chapter (0: none).
     """
     root = project_root(root)
     parameters = dict(parameters or {})
@@ -328,7 +364,7 @@ def _build(
     declared_any: set[str] = set()
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
-           "log": log, "cell_timeout": cell_timeout}
+           "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}
     for src in srcs:
         res = _chapter(src, declared_any, **ctx)
         if res is not None:

@@ -320,6 +320,13 @@ def find(method: str, dataset: str, bits: int, seed: int, config: dict, fingerpr
         return None
 
 
+def count(root: Path | None = None) -> int:
+    """How many run folders the store holds (a ``meta.json`` each, not verified: a
+    cheap count for progress reports; :func:`index` lists the verified runs)."""
+    root = root or results_dir()
+    return sum(1 for _ in root.glob("*/*/*/meta.json")) if root.is_dir() else 0
+
+
 def index(root: Path | None = None) -> pd.DataFrame:
     """One row per verified stored run: method, dataset, bits, seed, key, metrics, wall time, path.
 

@@ -302,6 +302,10 @@ def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path):
     proj = make_project(tmp_path, {"slow": chapter("Slow", "import time\ntime.sleep(3)\nprint('done')")})
     with pytest.raises(book.ChapterError, match="slow.*(Timeout|timed out)"):
         book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=1)
-    res = book.build(root=proj, site=False, log=lambda *a: None)
+    lines = []
+    res = book.build(root=proj, site=False, log=lines.append, heartbeat=0.5)
     assert [r.executed for r in res] == [True]
     assert "done" in outputs(proj / "_build" / "exec" / "book" / "slow.ipynb")
+    # a long chapter says, while it runs, that it still does and what it stored so far
+    beats = [x for x in lines if "still executing" in x]
+    assert beats and "book/slow.md" in beats[0] and "runs stored since it started" in beats[0]
