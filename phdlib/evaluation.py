@@ -225,13 +225,18 @@ def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.Da
             and not np.isfinite(vals[keep]).all()):
         raise ValueError("values contain NaN or infinite entries; a ranking needs finite "
                          "dissimilarities or scores")
-    # code distances are small non-negative integers: counted in a histogram
-    int_max = (int(vals.max()) if vals.dtype.kind in "iu" and kind == "dissimilarity"
-               and vals.size and vals.min() >= 0 and vals.max() <= 1 << 16 else -1)
-    # float64 keys, smaller first, in one pass (never written into ``vals``, which
-    # may be a model's own array)
-    key = np.ascontiguousarray(vals.astype(np.float64, copy=False) if kind == "dissimilarity"
-                               else np.negative(vals, dtype=np.float64))
+    # code distances are small non-negative integers: counted in a histogram, read as
+    # they are (the same values as float64 keys, half the bytes, no conversion pass)
+    int_max = -1
+    if vals.dtype.kind in "iu" and kind == "dissimilarity" and vals.size:
+        lo, hi = int(vals.min()), int(vals.max())
+        int_max = hi if lo >= 0 and hi <= 1 << 16 else -1
+    if int_max >= 0:
+        key = np.ascontiguousarray(vals)
+    else:  # float64 keys, smaller first, in one pass (never written into ``vals``, which
+        # may be a model's own array)
+        key = np.ascontiguousarray(vals.astype(np.float64, copy=False) if kind == "dissimilarity"
+                                   else np.negative(vals, dtype=np.float64))
     rel = rel.tocsr()
     rel.sort_indices()
     out_ndcg = np.empty((len(ub), len(ks)))

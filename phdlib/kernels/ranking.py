@@ -205,7 +205,8 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
     key (a binary search among the row's test keys per item).
 
     key: float64 (B, I), the ranking key of every item for each row (smaller
-        first); keep: bool (B, I), the items ranked (the test items among them);
+        first), or an integer array when ``int_max >= 0``; keep: bool (B, I), the
+        items ranked (the test items among them);
     tptr: int64 (B + 1,), titem: int64, trel: float64 (> 0): row b's test items
         and ratings are ``[tptr[b], tptr[b + 1])``, at least one per row;
     ks, disc: as :func:`evaluate_segments`; out_ndcg: float64 (B, K),
