@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import threading
@@ -186,8 +187,8 @@ def execute_chapter(
 ) -> dict:
     """Execute one chapter into ``out_nb``; returns the parameters it used.
 
-    timeout: seconds one cell may run before the chapter fails (None: no
-    limit; a cell that trains the runs of a large dataset at the paper's
+    timeout: whole seconds one cell may run before the chapter fails (a
+    fraction is rounded up; None: no limit; a cell that trains the runs of a large dataset at the paper's
     settings takes hours, and every run it finishes is stored, so an
     interrupted build resumes)."""
     import jupytext
@@ -211,7 +212,7 @@ def execute_chapter(
             kernel_name=kernel_name,
             progress_bar=False,
             log_output=False,
-            execution_timeout=timeout,
+            execution_timeout=None if timeout is None else math.ceil(timeout),
             report_mode=False,
         )
     except PapermillExecutionError as exc:
@@ -232,7 +233,7 @@ def _heartbeat(rel, log, every: float):
     """While the block runs, log every ``every`` seconds that chapter ``rel`` is still
     executing, for how long, and how many runs the results store gained since (the
     chapters train through it): a long chapter shows progress in the build's log."""
-    if not every:
+    if not every or every <= 0:
         yield
         return
     from . import results
@@ -242,7 +243,8 @@ def _heartbeat(rel, log, every: float):
     def beat():
         while not stop.wait(every):
             log(f"[book] {rel}: still executing after {(time.perf_counter() - t0) / 60:.0f} "
-                f"min; {results.count() - n0} runs stored since it started")
+                f"min; the results store holds {results.count() - n0:+d} runs since it "
+                f"started")
 
     th = threading.Thread(target=beat, daemon=True)
     th.start()

@@ -324,7 +324,10 @@ def count(root: Path | None = None) -> int:
     """How many run folders the store holds (a ``meta.json`` each, not verified: a
     cheap count for progress reports; :func:`index` lists the verified runs)."""
     root = root or results_dir()
-    return sum(1 for _ in root.glob("*/*/*/meta.json")) if root.is_dir() else 0
+    try:  # (not temporary folders: their names start with a dot)
+        return sum(1 for _ in root.glob("*/*/[!.]*/meta.json")) if root.is_dir() else 0
+    except OSError:  # a folder removed while it was listed
+        return 0
 
 
 def index(root: Path | None = None) -> pd.DataFrame:

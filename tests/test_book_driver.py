@@ -296,7 +296,7 @@ def test_a_book_on_synthetic_data_says_so_on_every_page(tmp_path, dataset, banne
     assert (f"dataset '{dataset}'" in got and "not on real data" in got) if banner else not got
 
 
-def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path):
+def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path, monkeypatch):
     """Training cells at the paper's settings on a large dataset run for hours: no
     limit by default; ``cell_timeout`` (``--cell-timeout``) fails the chapter."""
     proj = make_project(tmp_path, {"slow": chapter("Slow", "import time\ntime.sleep(3)\nprint('done')")})
@@ -308,4 +308,19 @@ def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path):
     assert "done" in outputs(proj / "_build" / "exec" / "book" / "slow.ipynb")
     # a long chapter says, while it runs, that it still does and what it stored so far
     beats = [x for x in lines if "still executing" in x]
-    assert beats and "book/slow.md" in beats[0] and "runs stored since it started" in beats[0]
+    assert beats and "book/slow.md" in beats[0] and "runs since it started" in beats[0]
+    # the limit reaches papermill as whole seconds; none by default
+    import papermill
+
+    seen = []
+
+    def fake(*a, **k):
+        seen.append(k["execution_timeout"])
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(papermill, "execute_notebook", fake)
+    for limit in (None, 1.5):
+        with pytest.raises(book.ChapterError, match="stop here"):
+            book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=limit,
+                       force=True)
+    assert seen == [None, 2]

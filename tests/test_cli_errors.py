@@ -53,6 +53,7 @@ CASES = [
     (["book", "build", "--profile", "slow", "--chapter", "hamming", "--no-site"], "slow"),
     (["book", "build", "--cell-timeout", "0", "--no-site"], "--cell-timeout"),
     (["book", "build", "--cell-timeout", "-5", "--no-site"], "--cell-timeout"),
+    (["book", "build", "--cell-timeout", "1e9", "--no-site"], "--cell-timeout"),
     (["data", "fetch", "--dataset", "nosuch"], "nosuch"),
     (["data", "fetch", "--dataset", "yelp"], "yelp"),
     (["scale", "--dataset", "nosuch"], "--dataset 'nosuch'"),

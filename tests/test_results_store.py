@@ -97,3 +97,13 @@ def test_effective_config_applies_the_grid_choice():
     assert r.effective_config == {"lr": 3, "tune": True, "x": 2}
     r.extra = {}
     assert r.effective_config == r.config
+
+
+def test_count_is_the_run_folders_and_not_temporary_ones(tmp_path):
+    from phdlib import results
+
+    assert results.count(tmp_path / "none") == 0
+    for name in ("0123456789abcdef", ".0123456789abcdef.x1.tmp"):
+        (tmp_path / "d" / "m" / name).mkdir(parents=True)
+        (tmp_path / "d" / "m" / name / "meta.json").write_text("{}")
+    assert results.count(tmp_path) == 1

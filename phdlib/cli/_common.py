@@ -91,12 +91,19 @@ def positive_float(text: str) -> float:
     return v
 
 
-def seconds_above_zero(text: str) -> float:
-    """An argparse ``type``: a finite number of seconds > 0."""
+#: The longest cell limit the kernel client can wait for (its waits take whole
+#: seconds and overflow past about 24 days).
+MAX_CELL_SECONDS = 2_000_000
+
+
+def seconds_above_zero(text: str) -> int:
+    """An argparse ``type``: whole seconds, 1 to :data:`MAX_CELL_SECONDS` (a
+    fraction is rounded up: the notebook client takes whole seconds)."""
     v = positive_float(text)
-    if v == 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return v
+    if v == 0 or v > MAX_CELL_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds from 1 to {MAX_CELL_SECONDS:,}, got {text!r}")
+    return math.ceil(v)
 
 
 SEED = int_in(0, MAX_SEED)
