@@ -144,6 +144,28 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
 
 
 @nb.njit(cache=True, inline="always")
+def _kmax(ks):
+    """The largest cut-off of ``ks``."""
+    kmax = 0
+    for j in range(ks.shape[0]):
+        if ks[j] > kmax:
+            kmax = ks[j]
+    return kmax
+
+
+@nb.njit(cache=True, inline="always")
+def _row_tests(keyrow, titem, trel, s, t):
+    """A row's test keys and ratings (float64 ``(t,)`` each): items ``titem[s:s + t]``
+    read from ``keyrow``, the row's keys of every item."""
+    tk = np.empty(t, dtype=np.float64)
+    tr = np.empty(t, dtype=np.float64)
+    for q in range(t):
+        tk[q] = keyrow[titem[s + q]]
+        tr[q] = trel[s + q]
+    return tk, tr
+
+
+@nb.njit(cache=True, inline="always")
 def _expected_row(b, tk, tr, uk, eq, below, n, ks, disc, kmax, out_ndcg, out_mrr, out_n):
     """Row ``b``'s expected-tie NDCG@k and MRR from its counts: ``tk`` / ``tr`` the
     test items' keys and ratings, ``uk`` their distinct keys (sorted), ``eq[j]`` the
@@ -216,19 +238,11 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
     instead (no search).
     """
     n_rows, n_items = key.shape
-    nk = ks.shape[0]
-    kmax = 0
-    for j in range(nk):
-        if ks[j] > kmax:
-            kmax = ks[j]
+    kmax = _kmax(ks)
     for b in nb.prange(n_rows):
         s = tptr[b]
         t = tptr[b + 1] - s
-        tk = np.empty(t, dtype=np.float64)
-        tr = np.empty(t, dtype=np.float64)
-        for q in range(t):
-            tk[q] = key[b, titem[s + q]]
-            tr[q] = trel[s + q]
+        tk, tr = _row_tests(key[b], titem, trel, s, t)
         uk = np.unique(tk)
         nu = uk.shape[0]
         eq = np.zeros(nu, dtype=np.int64)
@@ -287,19 +301,11 @@ def catalogue_expected_shared(key, sorted_key, xptr, xitem, tptr, titem, trel, k
     """
     n_rows = tptr.shape[0] - 1
     n_items = key.shape[0]
-    nk = ks.shape[0]
-    kmax = 0
-    for j in range(nk):
-        if ks[j] > kmax:
-            kmax = ks[j]
+    kmax = _kmax(ks)
     for b in nb.prange(n_rows):
         s = tptr[b]
         t = tptr[b + 1] - s
-        tk = np.empty(t, dtype=np.float64)
-        tr = np.empty(t, dtype=np.float64)
-        for q in range(t):
-            tk[q] = key[titem[s + q]]
-            tr[q] = trel[s + q]
+        tk, tr = _row_tests(key, titem, trel, s, t)
         uk = np.unique(tk)
         nu = uk.shape[0]
         eq = np.zeros(nu, dtype=np.int64)
