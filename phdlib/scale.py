@@ -153,12 +153,12 @@ def _stages(dataset: str, method: str, bits: int, profile: str, seed: int, data_
     rows = []
 
     def stage(name, fn, store=False):
-        before = len(results.index(root=root)) if store else None
+        before = results.count(root) if store else None
         w0, c0 = time.perf_counter(), cpu_seconds()
         out = fn()
         rows.append({"stage": name, "wall_s": time.perf_counter() - w0,
                      "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb(),
-                     "trained": len(results.index(root=root)) - before if store else 0})
+                     "trained": results.count(root) - before if store else 0})
         return out
 
     ds = stage("load", lambda: data.load_dataset(dataset, data_dir=data_dir))
