@@ -38,3 +38,21 @@ def test_public_api_and_folded_setup(path):
     params = [c for c in cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, f"{path.name}: one parameters cell expected, found {len(params)}"
     assert "hide-input" in params[0].metadata["tags"], f"{path.name}: fold the parameters cell"
+
+
+def test_a_shared_parameter_name_means_one_thing():
+    """`phd book build --param NAME=VALUE` gives VALUE to every chapter that
+    declares NAME, so two chapters may not use one name for values of
+    different kinds (e.g. a count of model seeds and a list of split seeds)."""
+    import ast
+
+    from phdlib import book
+
+    kinds: dict[str, dict[str, str]] = {}
+    for path in CHAPTERS:
+        nb = jupytext.reads(path.read_text(), fmt="md:myst")
+        for name, src in book.declared_parameters(nb).items():
+            kind = type(ast.literal_eval(src)).__name__
+            kinds.setdefault(name, {})[path.stem] = kind
+    mixed = {n: k for n, k in kinds.items() if len(set(k.values())) > 1}
+    assert not mixed, f"one parameter name, values of different kinds: {mixed}"
