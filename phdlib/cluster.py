@@ -57,7 +57,7 @@ def dependency_cells(cell, data_dir=None) -> list:
 
 def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
     """Worker: train ``cell`` on ``split`` in a private store; return the runs it created."""
-    from .scale import usage_since, usage_start
+    from .usage import usage_since, usage_start
 
     # a Dask worker may run cells in several threads at once: its peak is left
     # whole (the worker process's, an upper bound) rather than reset under another cell

@@ -72,7 +72,7 @@ def _run_cell(cell, root: str, data_dir: str | None, client_pid: int | None = No
 
     client_pid: the grid's own process; a cell run in it (one job) leaves its
     peak memory whole, so the peak recorded is that process's (``"process"``)."""
-    from .scale import usage_since, usage_start
+    from .usage import usage_since, usage_start
 
     start = usage_start(reset=os.getpid() != client_pid)
     try:
@@ -222,7 +222,7 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     ``status`` (stored / ran / failed), ``seconds`` (wall time of the cell in
     this call), ``cpu_seconds`` (its CPU time), ``peak_rss_mb`` and
     ``peak_rss`` (the peak memory of the process that ran it, and what that
-    covers: :func:`phdlib.scale.usage_since`), ``key``, ``path``, ``ndcg@10``,
+    covers: :func:`phdlib.usage.usage_since`), ``key``, ``path``, ``ndcg@10``,
     ``error``. A manifest with the provenance of the call (:func:`load_manifest`)
     is written to ``<root>/_grids/<name>-<UTC time>.json``; its path is in
     the returned frame's ``attrs["manifest"]``.
@@ -300,13 +300,13 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
     ``effective_jobs``, ``backend`` (None: joblib's active one), ``command``,
     ``load_average_start``. Per cell: status, key, wall and CPU seconds, and
     the peak memory of the process that ran it with what that peak covers
-    (``peak_rss``, :func:`phdlib.scale.usage_since`); NaN (not measured) is null.
+    (``peak_rss``, :func:`phdlib.usage.usage_since`); NaN (not measured) is null.
     """
     import joblib
 
     from .bench.machine import load_average
     from .io import records
-    from .scale import peak_rss_mb
+    from .usage import peak_rss_mb
 
     backend = run["backend"] or type(joblib.parallel.get_active_backend()[0]).__name__
     cells = pd.DataFrame({

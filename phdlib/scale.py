@@ -44,16 +44,15 @@ dataset's users, items and ratings and the machine's one-minute load average
 when the cell ended (``load_average``: how busy the machine was; two sweeps
 side by side on two cores show about 2); :func:`provenance` records commit,
 date, machine and command of a measurement. (The "Cost at scale" study that
-uses it is issue 14's remaining work.)
+uses it is the chapter "Cost at scale".) The process measurements
+themselves are :mod:`phdlib.usage`'s, re-exported here.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
 import platform
-import resource
 import socket
-import sys
 import tempfile
 import time
 from itertools import groupby
@@ -62,77 +61,13 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
+from .usage import cpu_seconds, peak_rss_mb, usage_since, usage_start  # noqa: F401 (re-exported)
 
 #: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid,
 #: ``catalogue`` only when asked.
 STAGES = ("load", "split", "tune", "train", "evaluate", "catalogue")
 #: The stages :func:`per_cell` sums by default: what the cell costs inside a reproduction.
 REPRODUCTION_STAGES = ("load", "split", "tune", "train", "evaluate")
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident set so far (MB)."""
-    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return r / 1024.0 if sys.platform != "darwin" else r / 2**20
-
-
-def cpu_seconds() -> float:
-    """User + system CPU time of this process so far (seconds, all its threads)."""
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def _vm_hwm_mb() -> float | None:
-    """Linux: the peak resident set of this process's memory since it was last reset (MB)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def usage_start(reset: bool = True) -> dict:
-    """Start measuring what this process spends from now (:func:`usage_since`).
-
-    With ``reset``, where Linux allows (``/proc/self/clear_refs``), the
-    process's peak resident set is reset to its current size, so the peak
-    read later is this stretch's own; otherwise (a process that runs other
-    work at the same time, or whose own peak must stay whole) it is the
-    process's peak since it began,
-    which for a pool worker includes the cells it ran before and, for a
-    process started by vfork and exec (loky's workers), its parent's peak.
-    The reset may also lower what ``getrusage`` reports as this process's own
-    peak afterwards (:func:`peak_rss_mb`), which is why grids call this in
-    the process that runs a cell, not around one.
-    """
-    done = False
-    if reset:
-        try:
-            with open("/proc/self/clear_refs", "w") as fh:
-                fh.write("5")  # 5: reset the peak resident set ("high water mark") only
-            done = _vm_hwm_mb() is not None
-        except OSError:
-            pass
-    return {"t0": time.perf_counter(), "c0": cpu_seconds(), "reset": done}
-
-
-def usage_since(start: dict) -> dict:
-    """What this process spent since :func:`usage_start` returned ``start``:
-    ``seconds`` (wall), ``cpu_seconds`` (user + system, all its threads),
-    ``peak_rss_mb`` (MB) and ``peak_rss``, which says what that peak is:
-    ``"since start"`` (this stretch's own) or ``"process"`` (the process's
-    peak since it began: an upper bound), with ``host`` and ``pid``. A
-    process running several stretches at once (a Dask worker's threads)
-    reports their CPU time and peak together."""
-    peak = _vm_hwm_mb() if start["reset"] else None
-    kind = "since start"
-    if peak is None:
-        peak, kind = peak_rss_mb(), "process"
-    return {"seconds": time.perf_counter() - start["t0"],
-            "cpu_seconds": cpu_seconds() - start["c0"], "peak_rss_mb": peak, "peak_rss": kind,
-            "host": socket.gethostname(), "pid": os.getpid()}
 
 
 def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, root,

@@ -258,7 +258,7 @@ def reproduction(manifest: dict) -> pd.DataFrame:
     memory of the process that ran them (GiB), with ``peak_is``: ``"own"``
     when every one of those peaks is the cell's own, ``"bound"`` when some
     is the worker process's peak since it began (an upper bound:
-    :func:`phdlib.scale.usage_since`)."""
+    :func:`phdlib.usage.usage_since`)."""
     c = manifest["cells"]
     c = c[c["status"] == "ran"].assign(own=lambda d: d["peak_rss"] == "since start")
     g = c.groupby(["method", "bits"], sort=False).agg(

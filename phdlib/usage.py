@@ -1,0 +1,80 @@
+"""What this process spends: wall time, CPU time and peak resident memory.
+
+:func:`usage_start` and :func:`usage_since` bracket a stretch of work in the
+process that runs it (a cell of a grid, a stage of :func:`phdlib.scale.measure`,
+a task on a Dask worker); :func:`peak_rss_mb` and :func:`cpu_seconds` read
+the process's totals so far. Units: seconds and MB (2**20 bytes).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import sys
+import time
+from pathlib import Path
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (MB)."""
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / 1024.0 if sys.platform != "darwin" else r / 2**20
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (seconds, all its threads)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _vm_hwm_mb() -> float | None:
+    """Linux: the peak resident set of this process's memory since it was last reset (MB)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def usage_start(reset: bool = True) -> dict:
+    """Start measuring what this process spends from now (:func:`usage_since`).
+
+    With ``reset``, where Linux allows (``/proc/self/clear_refs``), the
+    process's peak resident set is reset to its current size, so the peak
+    read later is this stretch's own; otherwise (a process that runs other
+    work at the same time, or whose own peak must stay whole) it is the
+    process's peak since it began,
+    which for a pool worker includes the cells it ran before and, for a
+    process started by vfork and exec (loky's workers), its parent's peak.
+    The reset may also lower what ``getrusage`` reports as this process's own
+    peak afterwards (:func:`peak_rss_mb`), which is why grids call this in
+    the process that runs a cell, not around one.
+    """
+    done = False
+    if reset:
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")  # 5: reset the peak resident set ("high water mark") only
+            done = _vm_hwm_mb() is not None
+        except OSError:
+            pass
+    return {"t0": time.perf_counter(), "c0": cpu_seconds(), "reset": done}
+
+
+def usage_since(start: dict) -> dict:
+    """What this process spent since :func:`usage_start` returned ``start``:
+    ``seconds`` (wall), ``cpu_seconds`` (user + system, all its threads),
+    ``peak_rss_mb`` (MB) and ``peak_rss``, which says what that peak is:
+    ``"since start"`` (this stretch's own) or ``"process"`` (the process's
+    peak since it began: an upper bound), with ``host`` and ``pid``. A
+    process running several stretches at once (a Dask worker's threads)
+    reports their CPU time and peak together."""
+    peak = _vm_hwm_mb() if start["reset"] else None
+    kind = "since start"
+    if peak is None:
+        peak, kind = peak_rss_mb(), "process"
+    return {"seconds": time.perf_counter() - start["t0"],
+            "cpu_seconds": cpu_seconds() - start["c0"], "peak_rss_mb": peak, "peak_rss": kind,
+            "host": socket.gethostname(), "pid": os.getpid()}
