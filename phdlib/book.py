@@ -238,13 +238,24 @@ def _heartbeat(rel, log, every: float):
         return
     from . import results
 
-    stop, t0, n0 = threading.Event(), time.perf_counter(), results.count()
+    def count():
+        try:
+            return results.count()
+        except OSError:  # the store could not be listed this time
+            return None
+
+    stop, t0, n0 = threading.Event(), time.perf_counter(), count()
 
     def beat():
         while not stop.wait(every):
-            log(f"[book] {rel}: still executing after {(time.perf_counter() - t0) / 60:.0f} "
-                f"min; the results store holds {results.count() - n0:+d} runs since it "
-                f"started")
+            n = count()
+            gained = "an unknown number of runs" if None in (n, n0) else f"{n - n0:+d} runs"
+            try:
+                log(f"[book] {rel}: still executing after "
+                    f"{(time.perf_counter() - t0) / 60:.0f} min; the results store holds "
+                    f"{gained} since it started")
+            except Exception:  # (e.g. a closed pipe: the build itself reports it)
+                return
 
     th = threading.Thread(target=beat, daemon=True)
     th.start()
@@ -342,9 +353,13 @@ def _build(
     "profile": "quick"}``; each chapter receives those it declares.
     only: chapter names (file stems) to execute; the others are reused from
     the cache and must already have been executed once. cell_timeout: seconds
-    one cell may run (None: no limit, :func:`execute_chapter`). heartbeat:
-    seconds between the "still executing" lines of a long chapter (0: none).
+    one cell may run (None: no limit, :func:`execute_chapter`; not above 0:
+    ``ValueError``). heartbeat: seconds between the "still executing" lines of
+    a long chapter (0: none).
     """
+    if cell_timeout is not None and not cell_timeout > 0:
+        raise ValueError(f"cell_timeout: seconds above 0, or None for no limit; "
+                         f"got {cell_timeout!r}")
     root = project_root(root)
     parameters = dict(parameters or {})
     build_dir = root / "_build"

@@ -322,12 +322,17 @@ def find(method: str, dataset: str, bits: int, seed: int, config: dict, fingerpr
 
 def count(root: Path | None = None) -> int:
     """How many run folders the store holds (a ``meta.json`` each, not verified: a
-    cheap count for progress reports; :func:`index` lists the verified runs)."""
+    cheap count for progress reports; :func:`index` lists the verified runs). A
+    store that does not exist holds 0; one that cannot be listed (three tries,
+    as a folder removed while it is listed fails one) raises ``OSError``."""
     root = root or results_dir()
-    try:  # (not temporary folders: their names start with a dot)
-        return sum(1 for _ in root.glob("*/*/[!.]*/meta.json")) if root.is_dir() else 0
-    except OSError:  # a folder removed while it was listed
-        return 0
+    for attempt in range(3):
+        try:  # (not temporary folders: their names start with a dot)
+            return sum(1 for _ in root.glob("*/*/[!.]*/meta.json")) if root.is_dir() else 0
+        except OSError:
+            if attempt == 2:
+                raise
+    return 0  # (not reached)
 
 
 def index(root: Path | None = None) -> pd.DataFrame:

@@ -73,9 +73,7 @@ REPRODUCTION_STAGES = ("load", "split", "tune", "train", "evaluate")
 def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir, root,
            q, catalogue: bool = False) -> None:
     try:
-        with tempfile.TemporaryDirectory(prefix="phd-scale-cell-") as tmp:
-            q.put(_stages(dataset, method, bits, profile, seed, data_dir,
-                          Path(root if root is not None else tmp), catalogue))
+        q.put(_stages(dataset, method, bits, profile, seed, data_dir, Path(root), catalogue))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         q.put({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
 
@@ -131,11 +129,14 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
     root: a results store the cell trains through (reusing what it holds);
     None: a temporary one of its own, removed after. catalogue: add the
     full-catalogue evaluation stage (``timeout`` covers it too)."""
+    if root is None:  # (made and removed here, so a child killed on time leaves none)
+        with tempfile.TemporaryDirectory(prefix="phd-scale-cell-") as tmp:
+            return measure(dataset, method, bits, profile, seed, data_dir, timeout, tmp,
+                           catalogue)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     p = ctx.Process(target=_child, args=(dataset, method, int(bits), profile, int(seed),
-                                         data_dir, None if root is None else str(root), q,
-                                         bool(catalogue)))
+                                         data_dir, str(root), q, bool(catalogue)))
     p.start()
     t0, out = time.monotonic(), None
     while out is None:
@@ -191,7 +192,8 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
     method tunes at runs first, so each cell costs what it costs inside a
     reproduction. (A resumed sweep whose tuning width was measured by an
     earlier run tunes again for the widths left.) catalogue: measure the
-    full-catalogue evaluation of every cell too (:func:`measure`).
+    full-catalogue evaluation of every cell too (:func:`measure`); a resumed
+    sweep then measures again every cell the file holds without it.
     """
     from tqdm import tqdm
 
@@ -199,7 +201,11 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
              for b in _tuning_width_first(m, d, bits, profile)]
     have = (_measured(load(out), out, profile) if out is not None and Path(out).is_file()
             else None)  # (also the profile check)
-    done = set() if have is None or redo else {_cell_key(r) for _, r in have.iterrows()}
+    # with catalogue, a cell measured without its catalogue stage is not done
+    held = have if have is None or not catalogue or "stage" not in have else \
+        have[have.groupby(["dataset", "method", "bits"])["stage"].transform(
+            lambda s: (s == "catalogue").any())]
+    done = set() if held is None or redo else {_cell_key(r) for _, r in held.iterrows()}
     prov = {**provenance(command), "profile": profile}
     todo = [c for c in cells if c not in done]
     frames = []
@@ -324,8 +330,12 @@ def per_cell(rows: pd.DataFrame, stages=REPRODUCTION_STAGES) -> pd.DataFrame:
     ``stages`` summed (seconds; by default every stage but the full-catalogue
     evaluation: what the cell costs inside a reproduction), the peak resident
     memory (MB, the largest of those stages) and the dataset's size. Failed
-    cells are left out."""
+    cells are left out (none measured: an empty frame with these columns)."""
+    cols = ["dataset", "method", "bits", "wall_s", "cpu_s", "peak_rss_mb", "users", "items",
+            "ratings"]
     ok = rows[rows["error"].isna()] if "error" in rows else rows
+    if ok.empty or "wall_s" not in ok:
+        return pd.DataFrame(columns=cols)
     ok = ok[ok["stage"].isin(stages)] if "stage" in ok else ok
     g = ok.groupby(["dataset", "method", "bits"], sort=False)
     return g.agg(wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum"),

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -324,3 +325,25 @@ def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path, 
             book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=limit,
                        force=True)
     assert seen == [None, 2]
+    for bad in (0, -5):  # not a limit: said, not taken as none
+        with pytest.raises(ValueError, match="cell_timeout: seconds above 0"):
+            book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=bad)
+
+
+def test_the_progress_line_survives_a_store_it_cannot_list_and_a_log_that_fails(monkeypatch):
+    from phdlib import results
+
+    def unlistable(root=None):
+        raise OSError("listing failed")
+
+    monkeypatch.setattr(results, "count", unlistable)
+    lines = []
+    with book._heartbeat("book/x.md", lines.append, 0.05):
+        time.sleep(0.3)
+    assert lines and "an unknown number of runs" in lines[0]
+
+    def broken(line):
+        raise BrokenPipeError("closed")
+
+    with book._heartbeat("book/x.md", broken, 0.05):  # the thread stops, nothing raised
+        time.sleep(0.2)

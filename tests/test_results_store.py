@@ -107,3 +107,25 @@ def test_count_is_the_run_folders_and_not_temporary_ones(tmp_path):
         (tmp_path / "d" / "m" / name).mkdir(parents=True)
         (tmp_path / "d" / "m" / name / "meta.json").write_text("{}")
     assert results.count(tmp_path) == 1
+
+
+def test_count_tries_again_when_a_listing_fails_and_then_says_so(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from phdlib import results
+
+    (tmp_path / "d" / "m" / "0123456789abcdef").mkdir(parents=True)
+    (tmp_path / "d" / "m" / "0123456789abcdef" / "meta.json").write_text("{}")
+    real, fails = Path.glob, [1]
+
+    def flaky(self, pattern):
+        if fails[0]:
+            fails[0] -= 1
+            raise FileNotFoundError("a folder removed while it was listed")
+        return real(self, pattern)
+
+    monkeypatch.setattr(Path, "glob", flaky)
+    assert results.count(tmp_path) == 1          # the second try
+    fails[0] = 3
+    with pytest.raises(OSError):
+        results.count(tmp_path)                  # never a wrong count

@@ -191,6 +191,12 @@ def test_full_profile_projection_scales_quick_cost_by_the_ratio_at_the_largest_s
     # a dataset the full sweep measured whole is not projected at all
     whole = pd.concat([part, _cells([("c", "vh", 64, 1000, 60.0)])], ignore_index=True)
     assert rscale.projected_by_dataset(whole, quick).empty
+    # frames joined without ignore_index (repeated labels) give the same table
+    again = pd.concat([full, _cells([("c", "dcf", 64, 1000, 120.0)])])
+    assert not again.index.is_unique
+    pd.testing.assert_frame_equal(rscale.projected_by_dataset(again, quick),
+                                  rscale.projected_by_dataset(part, quick))
+    assert pd.isna(rscale.projected_by_dataset(part, quick, jobs=None).loc["c", "jobs"])
 
 
 def test_catalogue_cost_sets_the_catalogue_stage_beside_the_rest_of_the_cell():
@@ -225,6 +231,9 @@ def test_least_wall_time_is_the_longest_cell_or_the_even_share_whichever_is_larg
     # a cell of unknown time counts as none: still a lower bound
     assert rscale.least_wall_minutes([5.0, float("nan")], 2) == 5.0
     assert rscale.least_wall_minutes([float("nan")], 2) == 0.0
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="jobs: at least 1"):
+            rscale.least_wall_minutes([1.0, 2.0], bad)
 
 
 def test_by_dataset_does_not_call_a_partial_sweep_within_the_target():
@@ -382,3 +391,57 @@ def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
     none = R.reproduction_summary({**rep, "cells": cells[cells["status"] == "stored"],
                                    "client_peak_rss_mb": None})
     assert none["within 60 min"] is pd.NA and none["within 8 GiB"] is pd.NA
+
+
+def test_a_resumed_sweep_asked_for_the_catalogue_measures_cells_held_without_it(
+        tmp_path, monkeypatch):
+    import pandas as pd
+
+    def fake(d, m, b, *a, catalogue=False, **k):
+        calls.append((m, b, catalogue))
+        stages = ["load", "train"] + (["catalogue"] if catalogue else [])
+        return pd.DataFrame([{"dataset": d, "method": m, "bits": b, "stage": s, "wall_s": 1.0,
+                              "cpu_s": 1.0, "peak_rss_mb": 1.0, "users": 1, "items": 1,
+                              "ratings": 1} for s in stages])
+
+    calls: list = []
+    monkeypatch.setattr(scale, "measure", fake)
+    out = tmp_path / "s.json"
+    scale.sweep(["synthetic"], ["popularity"], bits=(8, 16), out=out, progress=False)
+    calls.clear()
+    df = scale.sweep(["synthetic"], ["popularity"], bits=(8, 16), out=out, progress=False,
+                     catalogue=True)
+    assert calls == [("popularity", 8, True), ("popularity", 16, True)]
+    assert (df["stage"] == "catalogue").sum() == 2
+    calls.clear()   # now held with their catalogue stage: kept
+    scale.sweep(["synthetic"], ["popularity"], bits=(8, 16), out=out, progress=False,
+                catalogue=True)
+    assert calls == []
+
+
+def test_per_cell_of_a_sweep_where_every_cell_failed_is_an_empty_table():
+    import pandas as pd
+
+    rows = pd.DataFrame([{"dataset": "d", "method": "vh", "bits": 8, "error": "timed out"}])
+    t = scale.per_cell(rows)
+    assert t.empty and {"wall_s", "peak_rss_mb", "ratings"} <= set(t.columns)
+
+
+def test_phd_scale_where_every_cell_fails_prints_each_reason_once(capsys):
+    from phdlib.cli import main
+
+    rc = main(["scale", "--dataset", "synthetic", "--method", "popularity", "--bits", "8",
+               "--timeout", "0"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "no cell was measured" in out
+    assert out.count("synthetic/popularity/8b") == 1 and "timed out" in out
+
+
+def test_a_cell_killed_on_time_leaves_no_temporary_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)   # TMPDIR is read again
+    with pytest.raises(RuntimeError, match="timed out"):
+        scale.measure("synthetic", "mf-als", 64, profile="full", timeout=0.5)
+    assert not list(tmp_path.glob("phd-scale-cell-*"))

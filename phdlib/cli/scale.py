@@ -43,9 +43,14 @@ def _scale(args) -> int:
             cells = cells.merge(cat[["dataset", "method", "bits", "wall_s"]].rename(
                 columns={"wall_s": "catalogue_s"}), on=["dataset", "method", "bits"],
                 how="left")
-        print(cells.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        if len(cells):
+            print(cells.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        else:
+            print("no cell was measured")
         for _, r in failed.iterrows():
-            print(f"  {r['dataset']}/{r['method']}/{r['bits']}b: {r['error']}")
+            cell = f"{r['dataset']}/{r['method']}/{r['bits']}b"
+            err = str(r["error"])
+            print(f"  {err}" if err.startswith(cell + ":") else f"  {cell}: {err}")
         if args.out:
             print(f"written to {args.out}")
     return 1 if len(failed) else 0

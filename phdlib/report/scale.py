@@ -124,15 +124,19 @@ def least_wall_minutes(minutes, jobs: int | None = None) -> float:
     many workers as cells): no schedule ends before its longest cell, nor
     before the cells' total shared evenly by the workers. (Grids that other
     cells reuse only lengthen it.) A cell of unknown time (NaN) counts as
-    none: the bound holds, it is only less tight."""
+    none: the bound holds, it is only less tight. ``jobs`` below 1 is a
+    ``ValueError``."""
+    if jobs is not None and int(jobs) < 1:
+        raise ValueError(f"jobs: at least 1 worker, or None for one per cell; got {jobs!r}")
     m = np.asarray(minutes, dtype=float)
     m = m[~np.isnan(m)]
     if m.size == 0:
         return 0.0
-    return float(max(m.max(), m.sum() / jobs if jobs else 0.0))
+    return float(max(m.max(), m.sum() / int(jobs) if jobs is not None else 0.0))
 
 
-def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2) -> pd.DataFrame:
+def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame,
+                         jobs: int | None = 2) -> pd.DataFrame:
     """Per dataset the full sweep did not measure whole: the quick profile's
     minutes (every cell), the full profile's ``measured_minutes`` over the
     ``measured`` cells it has there and the :func:`projected` minutes of the
@@ -141,9 +145,9 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2)
     cell has no projection), and whether that is within :data:`TARGET_MINUTES`.
     The cells' minutes also bound the wall time from below
     (:func:`least_wall_minutes`, cells without a projection left out):
-    ``jobs_at_least`` with ``jobs`` workers, and ``longest_minutes`` (with
-    ``longest``, its method and width) on any number of workers, a cluster
-    included."""
+    ``jobs_at_least`` with ``jobs`` workers (``None``: one per cell), and
+    ``longest_minutes`` (with ``longest``, its method and width) on any
+    number of workers, a cluster included."""
     p = projected(full, quick)
     ds = list(dict.fromkeys(p["dataset"]))
     q = quick[quick["dataset"].isin(ds)].groupby("dataset", sort=False).agg(
@@ -161,16 +165,17 @@ def projected_by_dataset(full: pd.DataFrame, quick: pd.DataFrame, jobs: int = 2)
     known = g["one_seed_minutes"].notna()
     g["within 60 min"] = (g["one_seed_minutes"] <= TARGET_MINUTES).astype(object).where(
         known, pd.NA)
-    measured = full[full["dataset"].isin(ds)].assign(minutes=full["wall_s"] / 60)
-    each = pd.concat([f for f in (measured, p.rename(columns={"projected_minutes": "minutes"}))
-                      if len(f)], ignore_index=True)
+    measured = full[full["dataset"].isin(ds)].assign(minutes=lambda d: d["wall_s"] / 60)
+    parts = [f for f in (measured, p.rename(columns={"projected_minutes": "minutes"})) if len(f)]
+    each = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["dataset", "method", "bits", "minutes"])
     for d, c in each.groupby("dataset", sort=False):
         top = c.loc[c["minutes"].idxmax()] if c["minutes"].notna().any() else None
         g.loc[d, "longest"] = ("" if top is None
                                else f"{label(top['method'])} {int(top['bits'])}b")
         g.loc[d, "longest_minutes"] = least_wall_minutes(c["minutes"])
         g.loc[d, "jobs_at_least"] = least_wall_minutes(c["minutes"], jobs)
-    g["jobs"] = int(jobs)
+    g["jobs"] = pd.NA if jobs is None else int(jobs)
     return g.sort_values("ratings")
 
 
