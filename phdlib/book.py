@@ -40,6 +40,7 @@ import yaml
 # SiteBuildError stay importable from here
 from .book_site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .book_site import build_site, fold_injected, stage_static, stage_synthetic_banner
+from .book_params import check_parameters, declared_parameters, used_parameters  # noqa: F401
 from .io import write_json
 
 
@@ -113,24 +114,6 @@ def _library_hash(root: Path) -> str:
     return h.hexdigest()
 
 
-def declared_parameters(nb) -> dict:
-    """Names -> default source text of the chapter's ``parameters`` cell."""
-    import ast
-
-    params: dict = {}
-    for cell in nb.cells:
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            tree = ast.parse(cell.source)
-            for node in tree.body:
-                targets = node.targets if isinstance(node, ast.Assign) else (
-                    [node.target] if isinstance(node, ast.AnnAssign) else [])
-                for t in targets:
-                    if isinstance(t, ast.Name):
-                        params[t.id] = ast.get_source_segment(cell.source, node.value)
-            break
-    return params
-
-
 def _locate_cell(nb, text: str, cell_source: str) -> tuple[int | None, int | None]:
     """(1-based number among the chapter's code cells, 1-based line in the ``.md``) of a cell."""
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -149,12 +132,6 @@ def _locate_cell(nb, text: str, cell_source: str) -> tuple[int | None, int | Non
                     break
             return number, line
     return None, None
-
-
-def used_parameters(nb, parameters: dict) -> dict:
-    """The subset of ``parameters`` that the chapter's ``parameters`` cell declares."""
-    declared = declared_parameters(nb)
-    return {k: v for k, v in parameters.items() if k in declared}
 
 
 def _cell_error(exc, chapter: Path, nb=None, text: str = "", partial: Path | None = None) -> ChapterError:
@@ -281,7 +258,19 @@ def build(*args, **kwargs) -> list[ChapterResult]:
         return _build(*args, **kwargs)
 
 
-def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Path,
+def _declared(srcs: list[Path]) -> dict[str, dict]:
+    """Chapter name -> the parameters it declares (:func:`declared_parameters`)."""
+    import jupytext
+
+    out = {}
+    for src in srcs:
+        text = src.read_text()
+        out[src.stem] = (declared_parameters(jupytext.reads(text, fmt=src.suffix.lstrip(".")))
+                         if _is_notebook(text) else {})
+    return out
+
+
+def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
              parameters: dict, key: dict, only, force: bool, log,
              cell_timeout: float | None = None,
              heartbeat: float = HEARTBEAT_SECONDS) -> ChapterResult | None:
@@ -289,7 +278,7 @@ def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Pa
 
     The execution cache key is the chapter's source, the parameters it
     declares and uses, and ``key`` (the ``phdlib`` sources' hash, the data
-    folder). ``declared_any`` collects the parameters chapters declare.
+    folder).
     """
     rel = src.relative_to(root)
     text = src.read_text()
@@ -302,7 +291,6 @@ def _chapter(src: Path, declared_any: set, root: Path, stage: Path, exec_dir: Pa
     import jupytext
 
     nb = jupytext.reads(text, fmt=src.suffix.lstrip("."))
-    declared_any.update(declared_parameters(nb))
     wanted = used_parameters(nb, parameters)
     executed_nb = exec_dir / rel.with_suffix(".ipynb")
     key_file = executed_nb.with_suffix(".key.json")
@@ -378,17 +366,14 @@ def _build(
         unknown = set(only) - {s.stem for s in srcs}
         if unknown:
             raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
-    declared_any: set[str] = set()
+    check_parameters(parameters, _declared(srcs))
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
            "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}
     for src in srcs:
-        res = _chapter(src, declared_any, **ctx)
+        res = _chapter(src, **ctx)
         if res is not None:
             results.append(res)
-    unused = set(parameters) - declared_any
-    if unused:
-        log(f"[book] warning: no chapter declares parameter(s) {sorted(unused)}")
     total = sum(r.seconds for r in results)
     log(f"[book] chapters: {len(results)} notebooks, {total:.1f} s of execution")
     if site:

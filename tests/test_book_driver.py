@@ -78,10 +78,16 @@ def injected(nb_path: Path) -> list[str]:
 def test_parameters_only_where_declared_and_execution_cache(tmp_path):
     a = chapter("With parameters", "print('dataset is', dataset, 'seed is', seed)",
                 params='dataset = "ml-1m"  # the data\nseed = 0  # the seed')
-    b = chapter("Without parameters", "print('b version 1')")
+    b = chapter("Other parameters", "print('b version 1')",
+                params='profile = "quick"  # declared here only')
     root = make_project(tmp_path, {"a": a, "b": b})
     log: list[str] = []
-    params = {"dataset": "ml-100k", "profile": "quick"}
+    # a parameter no chapter declares fails before anything runs
+    with pytest.raises(ValueError, match="parameter 'sede': no chapter declares it"):
+        book.build(root=root, parameters={"dataset": "ml-100k", "sede": 3},
+                   site=False, log=log.append)
+    assert not (root / "_build/exec/book/a.ipynb").exists()
+    params = {"dataset": "ml-100k"}
 
     # 1st build: both execute; a gets dataset only, b nothing
     res = {r.name: r for r in book.build(root=root, parameters=params, site=False, log=log.append)}
@@ -92,7 +98,6 @@ def test_parameters_only_where_declared_and_execution_cache(tmp_path):
     assert "dataset is ml-100k seed is 0" in outputs(exec_a)
     assert injected(exec_a) and "ml-100k" in injected(exec_a)[0] and "profile" not in injected(exec_a)[0]
     assert injected(exec_b) == []
-    assert any("no chapter declares parameter(s) ['profile']" in m for m in log), log
     assert any(re.search(r"book/a\.md: executed in \d+\.\d s", m) for m in log), log
     # the staging tree holds the executed notebooks, not the sources
     assert (root / "_build/stage/book/a.ipynb").is_file() and not (root / "_build/stage/book/a.md").exists()
@@ -347,3 +352,26 @@ def test_the_progress_line_survives_a_store_it_cannot_list_and_a_log_that_fails(
 
     with book._heartbeat("book/x.md", broken, 0.05):  # the thread stops, nothing raised
         time.sleep(0.2)
+
+
+def test_parameter_values_are_checked_against_the_chapters_defaults_before_anything_runs(
+        tmp_path):
+    a = chapter("A", "print(seeds, profile, dataset, widths, note)",
+                params='dataset = "ml-1m"\nprofile = "full"\nseeds = 5\nwidths = [32, 64]\n'
+                       'note = None')
+    root = make_project(tmp_path, {"a": a})
+    bad = [({"seeds": "abc"}, "parameter seeds='abc': chapter 'a' expects an integer "
+                              r"\(its default is 5\), got a text"),
+           ({"seeds": 1.5}, "expects an integer"),
+           ({"seeds": True}, "expects an integer"),
+           ({"widths": 32}, "expects a list"),
+           ({"profile": "bogus"}, "parameter profile='bogus': expected one of full, quick"),
+           ({"dataset": "nosuch"}, "parameter dataset='nosuch': unknown dataset")]
+    for params, msg in bad:
+        with pytest.raises(ValueError, match=msg):
+            book.build(root=root, parameters=params, site=False, log=lambda *a: None)
+        assert not (root / "_build/exec/book/a.ipynb").exists()
+    res = book.build(root=root, parameters={"seeds": 1, "note": [1, "x"],
+                                            "dataset": "synthetic"},
+                     site=False, log=lambda *a: None)
+    assert res[0].parameters == {"seeds": 1, "note": [1, "x"], "dataset": "synthetic"}

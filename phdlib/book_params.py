@@ -1,0 +1,108 @@
+"""The chapters' papermill parameters: what each declares, and checking what a build passes.
+
+Every chapter has one ``parameters`` cell of ``NAME = default`` lines.
+:func:`declared_parameters` reads them; :func:`check_parameters` checks the
+parameters of a build (``phd book build --dataset/--profile/--param``)
+against every chapter's declarations before anything runs, so a misspelt
+name or a value of the wrong kind fails in a second, not in a chapter
+hours into a build.
+"""
+from __future__ import annotations
+
+import ast
+
+
+def declared_parameters(nb) -> dict:
+    """Names -> default source text of the chapter's ``parameters`` cell."""
+    params: dict = {}
+    for cell in nb.cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            tree = ast.parse(cell.source)
+            for node in tree.body:
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, ast.AnnAssign) else [])
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        params[t.id] = ast.get_source_segment(cell.source, node.value)
+            break
+    return params
+
+
+def used_parameters(nb, parameters: dict) -> dict:
+    """The subset of ``parameters`` that the chapter's ``parameters`` cell declares."""
+    declared = declared_parameters(nb)
+    return {k: v for k, v in parameters.items() if k in declared}
+
+
+def kind(value) -> str:
+    """What a default or a value is, as parameters compare them: ``"number"``
+    (int or float), ``"integer"``, ``"bool"``, ``"str"``, ``"list"``,
+    ``"dict"`` or ``"none"``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "none"
+    return {str: "str", list: "list", tuple: "list", dict: "dict"}.get(type(value), "other")
+
+
+def _fits(value, default) -> bool:
+    want, got = kind(default), kind(value)
+    if want in ("none", "other"):  # a default of None (or not a literal) takes anything
+        return True
+    if want == "integer":
+        return got == "integer"
+    if want == "number":
+        return got in ("integer", "number")
+    return got == want
+
+
+def _default(src: str):
+    try:
+        return ast.literal_eval(src)
+    except (ValueError, SyntaxError):
+        return None  # not a literal: any value
+
+
+def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
+    """``ValueError`` naming the first parameter that no chapter declares, or
+    whose value is not of the kind of its default (an integer where the
+    default is one, a number, a text, a list, a boolean; a default of None
+    takes anything), a ``profile`` not in :data:`phdlib.experiments.PROFILES`,
+    or a ``dataset`` that :func:`phdlib.data.names` does not know. ``declared``: chapter name -> :func:`declared_parameters`."""
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for chapter, params in declared.items():
+        for name, src in params.items():
+            by_name.setdefault(name, []).append((chapter, src))
+    for name, value in parameters.items():
+        if name not in by_name:
+            raise ValueError(f"parameter {name!r}: no chapter declares it; known: "
+                             f"{', '.join(sorted(by_name))}")
+        for chapter, src in by_name[name]:
+            default = _default(src)
+            if not _fits(value, default):
+                raise ValueError(
+                    f"parameter {name}={value!r}: chapter {chapter!r} expects "
+                    f"{_article(kind(default))} (its default is {src}), got "
+                    f"{_article(kind(value))}")
+    if "profile" in parameters:
+        from .experiments import PROFILES
+
+        if parameters["profile"] not in PROFILES:
+            raise ValueError(f"parameter profile={parameters['profile']!r}: expected one of "
+                             f"{', '.join(PROFILES)}")
+    if "dataset" in parameters:
+        from . import data
+
+        if parameters["dataset"] not in data.names():
+            raise ValueError(f"parameter dataset={parameters['dataset']!r}: unknown dataset; "
+                             f"expected one of {', '.join(data.names())}")
+
+
+def _article(k: str) -> str:
+    return {"integer": "an integer", "number": "a number", "bool": "true or false",
+            "str": "a text", "list": "a list", "dict": "a mapping", "none": "nothing",
+            "other": "a value"}[k]
