@@ -62,6 +62,24 @@ CASES = [
     (["scale", "--timeout", "-1"], "--timeout"),
     (["scale", "--dataset", "synthetic", "--method", "popularity", "--out", __file__],
      "not a readable scale sweep"),
+    # checked before any work, not after hours of it
+    (["scale", "--timeout", "0"], "--timeout"),
+    (["scale", *SYN, "--method", "popularity", "--out", "/tmp"], "--out /tmp: is a folder"),
+    (["scale", *SYN, "--method", "popularity", "--out", f"{__file__}/x.json"],
+     "is a file, not a folder"),
+    (["bench", "--out", "/tmp"], "--out /tmp: is a folder"),
+    (["tune-sample", "--dataset", "ml-100k", "--ratings", "50000", "--out",
+      "/nonexistent-dir/t.json"],
+     "/nonexistent-dir does not exist"),
+    (["reproduce", "--manifest", f"{__file__}/m.json"], "is a file, not a folder"),
+    (["reproduce", *SYN, "--dask", "notaurl"], "tcp://HOST:PORT"),
+    (["reproduce", *SYN, "--dask", "tcp://127.0.0.1:notaport"], "tcp://HOST:PORT"),
+    (["reproduce", *SYN, "--dask", "tcp://127.0.0.1:99999"], "tcp://HOST:PORT"),
+    (["reproduce", *SYN, "--dask", ""], "tcp://HOST:PORT"),
+    (["book", "build", "--param", "nosuch=3", "--no-site"], "parameter 'nosuch'"),
+    (["book", "build", "--param", "seeds=abc", "--no-site"], "expects an integer"),
+    (["book", "build", "--param", "profile=bogus", "--no-site"], "expected one of full"),
+    (["book", "build", "--dataset", "nosuch", "--no-site"], "unknown dataset"),
 ]
 
 

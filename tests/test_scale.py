@@ -431,7 +431,7 @@ def test_phd_scale_where_every_cell_fails_prints_each_reason_once(capsys):
     from phdlib.cli import main
 
     rc = main(["scale", "--dataset", "synthetic", "--method", "popularity", "--bits", "8",
-               "--timeout", "0"])
+               "--timeout", "0.001"])
     out = capsys.readouterr().out
     assert rc == 1 and "no cell was measured" in out
     assert out.count("synthetic/popularity/8b") == 1 and "timed out" in out

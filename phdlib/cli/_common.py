@@ -96,11 +96,25 @@ def positive_float(text: str) -> float:
 MAX_CELL_SECONDS = 2_000_000
 
 
+def float_above_zero(text: str) -> float:
+    """An argparse ``type``: a finite number above 0 (e.g. seconds of a time limit)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
+    return v
+
+
 def seconds_above_zero(text: str) -> int:
     """An argparse ``type``: whole seconds, 1 to :data:`MAX_CELL_SECONDS` (a
     fraction is rounded up: the notebook client takes whole seconds)."""
-    v = positive_float(text)
-    if v == 0 or v > MAX_CELL_SECONDS:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v <= 0 or v > MAX_CELL_SECONDS:
         raise argparse.ArgumentTypeError(
             f"expected seconds from 1 to {MAX_CELL_SECONDS:,}, got {text!r}")
     return math.ceil(v)
@@ -108,3 +122,37 @@ def seconds_above_zero(text: str) -> int:
 
 SEED = int_in(0, MAX_SEED)
 BITS = int_in(1, MAX_BITS)
+
+
+def output_file_problem(option: str, path) -> str | None:
+    """Why ``path`` cannot be written as a file, as ``OPTION PATH: ...`` (checked
+    before long work, so that it does not fail at the end), or None."""
+    import os
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        return f"{option} {path}: is a folder; give a file path"
+    parent = p.parent
+    if not parent.exists():
+        return f"{option} {path}: the folder {parent} does not exist"
+    if not parent.is_dir():
+        return f"{option} {path}: {parent} is a file, not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot write in the folder {parent}"
+    if p.exists() and not os.access(p, os.W_OK):
+        return f"{option} {path}: the file is not writable"
+    return None
+
+
+def dask_address(text: str) -> str:
+    """An argparse ``type``: a Dask scheduler address ``SCHEME://HOST:PORT``
+    (``tcp``, ``tls``, ``ws``, ``wss`` or ``ucx``; the port 1 to 65535)."""
+    import re
+
+    m = re.fullmatch(r"(tcp|tls|ws|wss|ucx)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d+)", text)
+    if not m or not 1 <= int(m.group(3)) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a scheduler address tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786), "
+            f"got {text!r}")
+    return text

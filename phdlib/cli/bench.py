@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ._common import SEED, add_json_flag, dump_json, fail, int_in, positive_float
+from ._common import (SEED, add_json_flag, dump_json, fail, int_in, output_file_problem,
+                      positive_float)
 
 
 def _bench_train(args, log) -> int:
@@ -76,6 +77,8 @@ def _bench(args) -> int:
 
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else (
         lambda *a: print(*a, file=sys.stderr, flush=True))
+    if args.out and output_file_problem("--out", args.out):
+        return fail(output_file_problem("--out", args.out))
     if args.train:
         return _bench_train(args, log)
     if args.serving:

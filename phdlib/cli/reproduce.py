@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 
 from ..io import write_text
-from ._common import SEED, add_json_flag, dump_json, error_message, fail, int_in
+from ._common import (SEED, add_json_flag, dask_address, dump_json, error_message, fail,
+                      int_in, output_file_problem)
 
 
 def _reproduce(args) -> int:
@@ -15,10 +16,9 @@ def _reproduce(args) -> int:
     if args.jobs == 0:
         return fail("--jobs 0: give a number of parallel cells (1 or more), or -1 for every core")
     manifest = None if args.manifest is None else Path(args.manifest)
-    if manifest is not None and not manifest.parent.is_dir():
-        return fail(f"--manifest {args.manifest}: the folder {manifest.parent} does not exist")
-    if manifest is not None and manifest.is_dir():
-        return fail(f"--manifest {args.manifest}: is a folder; give a file path")
+    problem = None if manifest is None else output_file_problem("--manifest", args.manifest)
+    if problem:
+        return fail(problem)
     try:
         grid = experiments.plan(args.dataset, args.profile, seeds=args.seeds,
                                 parts=args.part or experiments.PARTS, split_seed=args.split_seed)
@@ -74,7 +74,7 @@ def register(sub) -> None:
     p.add_argument("--seeds", type=int_in(1, 1000), default=1, help="model seeds 0..N-1 (default 1)")
     p.add_argument("--jobs", type=int_in(-1), default=1, help="parallel cells (joblib n_jobs)")
     p.add_argument("--split-seed", type=SEED, default=0)
-    p.add_argument("--dask", metavar="ADDRESS", default=None,
+    p.add_argument("--dask", metavar="ADDRESS", type=dask_address, default=None,
                    help="run the cells on this Dask scheduler (tcp://HOST:PORT); the workers "
                         "need neither the data nor this store (see phdlib.cluster)")
     p.add_argument("--data-dir", default=None)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from ..io import records
-from ._common import BITS, add_json_flag, dump_json, fail, positive_float
+from ._common import BITS, add_json_flag, dump_json, fail, float_above_zero, output_file_problem
 
 #: The sizes the chapter "Cost at scale" sweeps, smallest first.
 DEFAULT_DATASETS = ["ml-100k", "ml-1m", "synthetic-yelp", "synthetic-amazon", "synthetic-ml-10m"]
@@ -24,6 +24,8 @@ def _scale(args) -> int:
                         f"{', '.join(methods.names())}")
     if args.redo and not args.out:
         return fail("--redo: needs --out FILE (the sweep file whose cells are measured again)")
+    if args.out and output_file_problem("--out", args.out):
+        return fail(output_file_problem("--out", args.out))
     try:
         df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
                          data_dir=args.data_dir, progress=not args.json or args.progress,
@@ -78,7 +80,7 @@ def register(sub) -> None:
                    help="a code width (repeatable; default 32 and 64)")
     p.add_argument("--profile", choices=["quick", "full"], default="quick",
                    help="full: the paper's settings with tuning grids; quick: one fit each")
-    p.add_argument("--timeout", type=positive_float, default=None,
+    p.add_argument("--timeout", type=float_above_zero, default=None,
                    help="seconds one cell may take before it is stopped and reported")
     p.add_argument("--data-dir", default=None, help="where the rating files are")
     p.add_argument("--out", default=None,

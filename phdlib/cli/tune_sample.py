@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from ..io import records
-from ._common import BITS, add_json_flag, dump_json, fail, int_in
+from ._common import BITS, add_json_flag, dump_json, fail, int_in, output_file_problem
 
 
 def _tune_sample(args) -> int:
@@ -17,6 +17,8 @@ def _tune_sample(args) -> int:
         if m not in methods.names():
             return fail(f"--method {m!r}: unknown method; expected one of "
                         f"{', '.join(methods.names())}")
+    if args.out and output_file_problem("--out", args.out):
+        return fail(output_file_problem("--out", args.out))
     tunable = sample_tuning.tunable(args.dataset, args.bits)
     for m in args.method or []:
         if m not in tunable:
