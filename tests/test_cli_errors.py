@@ -80,6 +80,9 @@ CASES = [
     (["book", "build", "--param", "seeds=abc", "--no-site"], "expects an integer"),
     (["book", "build", "--param", "profile=bogus", "--no-site"], "expected one of full"),
     (["book", "build", "--dataset", "nosuch", "--no-site"], "unknown dataset"),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "notaurl"], "--url 'notaurl'"),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "file:///x.zip"], "http://"),
+    (["data", "stats", "--dataset", "nosuch"], "synthetic-ml-10m"),  # every known name
 ]
 
 
@@ -152,3 +155,9 @@ def test_a_data_dir_that_is_not_a_folder_is_reported(capsys, monkeypatch, tmp_pa
     err = capsys.readouterr().err
     assert code == 2 and "phd: warning: data_dir '/nonexistent' is not a folder" in err
     assert err.strip().splitlines()[-1].startswith("phd: error: ") and "Traceback" not in err
+
+
+def test_fetching_a_synthetic_dataset_says_there_is_nothing_to_fetch(capsys):
+    for name in ("synthetic", "synthetic-yelp"):
+        assert main(["data", "fetch", "--dataset", name]) == 0
+        assert "nothing to fetch" in capsys.readouterr().out

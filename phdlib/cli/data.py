@@ -68,10 +68,23 @@ def _stats(args) -> int:
 
 def _fetch(args) -> int:
     from .. import data
+    from ..data.sources import check_url
 
+    if args.dataset in data.names() and data.is_synthetic(args.dataset):
+        print(f"{args.dataset}: generated on use (synthetic, planted codes): nothing to fetch")
+        return 0
+    if args.url is not None:
+        try:
+            check_url(args.url)
+        except ValueError as exc:
+            return fail(f"--{exc}")
+    tty = not args.json and sys.stderr.isatty()
+    if not tty:
+        import pooch
+
+        pooch.get_logger().setLevel("WARNING")  # a failure is the one message
     try:
-        out = data.fetch(args.dataset, url=args.url, verify=not args.no_verify,
-                         progress=not args.json and sys.stderr.isatty())
+        out = data.fetch(args.dataset, url=args.url, verify=not args.no_verify, progress=tty)
     except (data.DataError, FileNotFoundError, KeyError) as exc:
         return fail(error_message(exc))
     out = {"dataset": args.dataset, **out}

@@ -110,7 +110,12 @@ def source(name: str) -> Source:
     try:
         return SOURCES[name]
     except KeyError:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(SOURCES))}, synthetic") from None
+        from . import names
+
+        hint = (" (generated on use: nothing is read or downloaded)"
+                if name.startswith("synthetic") and name in names() else "")
+        raise KeyError(f"dataset {name!r} has no source file{hint}" if hint else
+                       f"unknown dataset {name!r}; known: {', '.join(names())}") from None
 
 
 def cache_dir() -> Path:
@@ -169,6 +174,21 @@ def not_found_message(name: str, data_dir=None) -> str:
     return msg
 
 
+#: The address schemes a download may use (what pooch fetches).
+URL_SCHEMES = ("http", "https", "ftp", "sftp", "doi")
+
+
+def check_url(url: str) -> None:
+    """``ValueError`` unless ``url`` is an address pooch can download from."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    ok = parts.scheme in URL_SCHEMES and (parts.scheme == "doi" or parts.netloc)
+    if not ok:
+        raise ValueError(f"url {url!r}: expected an http://, https://, ftp://, sftp:// "
+                         f"or doi: address")
+
+
 def fetch(name: str, url: str | None = None, known_hash: str | None = None,
           progress: bool = True) -> Path:
     """Download ``name`` into ``<cache_dir()>/raw`` and return its raw file's path.
@@ -184,6 +204,8 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
     import pooch
 
     src = source(name)
+    if url is not None:
+        check_url(url)
     if known_hash is None and url is None:  # the pinned hash belongs to the registry's URL
         known_hash = src.archive_hash
     url = url or src.url
@@ -198,8 +220,12 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
         got = Path(pooch.retrieve(url, known_hash=known_hash, fname=fname, path=downloads,
                                   progressbar=progress))
     except Exception as exc:  # requests/pooch errors: name the URL
-        raise DataNotFoundError(f"could not download {name!r} from {url}: {exc}. "
-                                + not_found_message(name)) from exc
+        here = locate(name)
+        raise DataNotFoundError(
+            f"could not download {name!r} from {url}: {exc}. "
+            + (not_found_message(name) if here is None else
+               f"(A copy is on disk at {here}; the loaders use it without a download.)")
+        ) from exc
     target.parent.mkdir(parents=True, exist_ok=True)
     if src.member is None:
         if got != target:
