@@ -161,3 +161,24 @@ def test_fetching_a_synthetic_dataset_says_there_is_nothing_to_fetch(capsys):
     for name in ("synthetic", "synthetic-yelp"):
         assert main(["data", "fetch", "--dataset", name]) == 0
         assert "nothing to fetch" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra,fragment", [
+    (["--sep", ""], "--sep '': expected one character"),
+    (["--sep", "ab"], "--sep 'ab'"),
+    (["--columns", "user=u,item=u,rating=r"], "column 'u' is mapped to both user and item"),
+    (["--data-dir", "/nonexistent"], "--data-dir goes with --dataset"),
+    (["--folder"], "is a folder"),
+])
+def test_own_rating_file_options_are_checked(capsys, tmp_path, extra, fragment):
+    csv = tmp_path / "r.csv"
+    csv.write_text("u,i,r\n1,2,5\n1,3,4\n2,2,3\n")
+    args = ["--columns", "user=u,item=i,rating=r", "--scale", "1,5"]
+    if extra == ["--folder"]:
+        csv, extra = tmp_path, []
+    elif extra[0] == "--columns":
+        args = ["--scale", "1,5"]
+    code = main(["train", "--method", "popularity", "--ratings", str(csv), *args, *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("phd: error: ") and "\n" not in err, err
+    assert fragment in err, err

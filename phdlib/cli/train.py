@@ -36,6 +36,8 @@ def _train(args) -> int:
         if args.ratings:
             if args.dataset:
                 return fail("give --dataset or --ratings, not both")
+            if args.data_dir:
+                return fail("--data-dir goes with --dataset; --ratings FILE names the file")
             if not args.columns or not args.scale:
                 return fail("--ratings needs --columns user=...,item=...,rating=...[,time=...] "
                             "and --scale LOW,HIGH")
@@ -43,7 +45,7 @@ def _train(args) -> int:
                                 min_ratings=args.min_ratings, sep=args.sep)
             split = data.split_dataset(ds, seed=args.split_seed)
         else:
-            if args.columns or args.scale or args.sep:
+            if args.columns or args.scale or args.sep is not None:
                 return fail("--columns, --scale and --sep go with --ratings FILE")
             split = data.load_split(args.dataset or "ml-1m", seed=args.split_seed,
                                     data_dir=args.data_dir)

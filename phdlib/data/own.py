@@ -52,6 +52,10 @@ def parse_columns(text: str) -> dict[str, str]:
             raise ValueError(f"--columns: unknown role {role!r}; expected {', '.join(ROLES)}")
         if role in out:
             raise ValueError(f"--columns: role {role!r} given twice")
+        other = next((r for r, c in out.items() if c == col), None)
+        if other is not None:
+            raise ValueError(f"--columns: column {col!r} is mapped to both {other} and {role}; "
+                             f"each role needs its own column")
         out[role] = col
     missing = [r for r in REQUIRED if r not in out]
     if missing:
@@ -166,8 +170,13 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
     or an unreadable file, :class:`DataNotFoundError` when there is no file.
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder; expected a rating file (CSV, TSV or Parquet)")
     if not path.is_file():
         raise DataNotFoundError(f"rating file not found: {path}")
+    if sep is not None and len(sep) != 1:
+        raise ValueError(f"--sep {sep!r}: expected one character (e.g. ',' or ';'; a tab as "
+                         f"$'\\t' in bash)")
     if path.stat().st_size == 0:
         raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
     table, parquet = _table(path, columns, sep)
