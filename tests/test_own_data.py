@@ -126,3 +126,18 @@ def test_blank_lines_short_rows_quoted_newlines_and_bad_bytes_are_located(tmp_pa
     (tmp_path / "r.csv").write_bytes(text)
     with pytest.raises(data.DataFormatError, match=match):
         data.load_file(tmp_path / "r.csv", "user=u,item=i,rating=r", "1,5", min_ratings=0)
+
+
+def test_phd_train_says_how_many_rows_of_the_file_preprocessing_kept(tmp_path, capsys,
+                                                                    monkeypatch):
+    from phdlib.cli import main
+
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "results"))
+    rows = [(u, i, (u * i) % 5 + 1) for u in range(30) for i in range(20)]
+    rows += [(0, 0, 5), (99, 1, 3)]   # a repeated (user, item) and a user with one rating
+    csv = tmp_path / "r.csv"
+    csv.write_text("u,i,r\n" + "".join(f"{u},{i},{r}\n" for u, i, r in rows))
+    code = main(["train", "--method", "popularity", "--ratings", str(csv), "--columns",
+                 "user=u,item=i,rating=r", "--scale", "1,5", "--bits", "8"])
+    err = capsys.readouterr().err
+    assert code == 0 and "602 rating rows read; 600 kept (30 users, 20 items)" in err, err

@@ -43,6 +43,11 @@ def _train(args) -> int:
                             "and --scale LOW,HIGH")
             ds = data.load_file(args.ratings, args.columns, args.scale,
                                 min_ratings=args.min_ratings, sep=args.sep)
+            # what preprocessing left of the file: nothing is dropped unsaid
+            print(f"{args.ratings}: {ds.raw_rows:,} rating rows read; {ds.n_ratings:,} kept "
+                  f"({ds.n_users:,} users, {ds.n_items:,} items) after keeping the first "
+                  f"rating of each (user, item) and removing users and items with fewer "
+                  f"than {args.min_ratings} ratings", file=sys.stderr)
             split = data.split_dataset(ds, seed=args.split_seed)
         else:
             if args.columns or args.scale or args.sep is not None:
