@@ -58,7 +58,7 @@ book: venv data mathjax
 	$(PHD) book build --dataset $(DATASET) --profile $(PROFILE) --param jobs=$(JOBS) $(BOOK_ARGS)
 
 test: venv data mathjax
-	$(PY) -m pytest -q -n 2 -m "not site" tests
+	$(PY) -m pytest -q -n 2 --durations=10 -m "not site" tests
 	$(PHD) book build --dataset $(DATASET) --profile $(TEST_PROFILE) $(BOOK_ARGS)
 	$(PY) -m pytest -q -m site tests
 
