@@ -40,7 +40,7 @@ import yaml
 # SiteBuildError stay importable from here
 from .book_site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .book_site import build_site, fold_injected, stage_static, stage_synthetic_banner
-from .book_params import check_parameters, declared_parameters, used_parameters  # noqa: F401
+from .book_params import check_parameters, declared_parameters, kind, used_parameters  # noqa: F401
 from .io import write_json
 
 
@@ -250,23 +250,48 @@ def build(*args, **kwargs) -> list[ChapterResult]:
     two builds started at once never write the same staging tree.
     """
     import fcntl
+    import inspect
 
-    root = project_root(kwargs.get("root"))
+    opts = inspect.signature(_build).bind(*args, **kwargs)
+    opts.apply_defaults()
+    root = project_root(opts.arguments["root"])
+    # a bad option fails at once: before waiting for another build's lock, before staging
+    _check_options(root, opts.arguments["parameters"], opts.arguments["only"],
+                   opts.arguments["cell_timeout"])
     (root / "_build").mkdir(exist_ok=True)
     with open(root / "_build" / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _build(*args, **kwargs)
 
 
+def _check_options(root: Path, parameters, only, cell_timeout) -> None:
+    """``ValueError`` for a ``cell_timeout`` not above 0, an unknown chapter in
+    ``only`` or a parameter :func:`check_parameters` refuses."""
+    if cell_timeout is not None and not cell_timeout > 0:
+        raise ValueError(f"cell_timeout: seconds above 0, or None for no limit; "
+                         f"got {cell_timeout!r}")
+    srcs = chapters(root)
+    if only:
+        unknown = set(only) - {s.stem for s in srcs}
+        if unknown:
+            raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
+    check_parameters(dict(parameters or {}), _declared(srcs))
+
+
 def _declared(srcs: list[Path]) -> dict[str, dict]:
-    """Chapter name -> the parameters it declares (:func:`declared_parameters`)."""
+    """Chapter name -> the parameters it declares (:func:`declared_parameters`); a
+    parameters cell that is not valid Python is a ``ValueError`` naming the chapter."""
     import jupytext
 
     out = {}
     for src in srcs:
         text = src.read_text()
-        out[src.stem] = (declared_parameters(jupytext.reads(text, fmt=src.suffix.lstrip(".")))
-                         if _is_notebook(text) else {})
+        try:
+            out[src.stem] = (declared_parameters(jupytext.reads(text, fmt=src.suffix.lstrip(".")))
+                             if _is_notebook(text) else {})
+        except SyntaxError as exc:
+            raise ValueError(f"{src}: its parameters cell is not valid Python "
+                             f"({exc.msg}, line {exc.lineno} of the cell)") from None
     return out
 
 
@@ -345,9 +370,6 @@ def _build(
     ``ValueError``). heartbeat: seconds between the "still executing" lines of
     a long chapter (0: none).
     """
-    if cell_timeout is not None and not cell_timeout > 0:
-        raise ValueError(f"cell_timeout: seconds above 0, or None for no limit; "
-                         f"got {cell_timeout!r}")
     root = project_root(root)
     parameters = dict(parameters or {})
     build_dir = root / "_build"
@@ -362,11 +384,6 @@ def _build(
     data_dir = os.environ.get("PHD_DATA_DIR", "")
     results: list[ChapterResult] = []
     srcs = chapters(root)
-    if only:
-        unknown = set(only) - {s.stem for s in srcs}
-        if unknown:
-            raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
-    check_parameters(parameters, _declared(srcs))
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
            "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}

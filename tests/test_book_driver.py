@@ -350,8 +350,17 @@ def test_the_progress_line_survives_a_store_it_cannot_list_and_a_log_that_fails(
     def broken(line):
         raise BrokenPipeError("closed")
 
-    with book._heartbeat("book/x.md", broken, 0.05):  # the thread stops, nothing raised
-        time.sleep(0.2)
+    import threading
+
+    escaped = []
+    old_hook = threading.excepthook
+    threading.excepthook = lambda a: escaped.append(a.exc_value)
+    try:
+        with book._heartbeat("book/x.md", broken, 0.05):  # the thread stops, nothing raised
+            time.sleep(0.2)
+    finally:
+        threading.excepthook = old_hook
+    assert escaped == []
 
 
 def test_parameter_values_are_checked_against_the_chapters_defaults_before_anything_runs(
@@ -375,3 +384,32 @@ def test_parameter_values_are_checked_against_the_chapters_defaults_before_anyth
                                             "dataset": "synthetic"},
                      site=False, log=lambda *a: None)
     assert res[0].parameters == {"seeds": 1, "note": [1, "x"], "dataset": "synthetic"}
+
+
+def test_a_bad_option_fails_at_once_while_another_build_holds_the_lock(tmp_path):
+    import fcntl
+    import threading
+
+    root = make_project(tmp_path, {"a": chapter("A", "print(1)", params="seeds = 5")})
+    (root / "_build").mkdir()
+    raised = []
+
+    def bad():
+        try:
+            book.build(root=root, parameters={"seeds": "abc"}, site=False, log=lambda *a: None)
+        except ValueError as exc:
+            raised.append(exc)
+
+    with open(root / "_build" / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)      # another build is running
+        th = threading.Thread(target=bad, daemon=True)
+        th.start()
+        th.join(timeout=30)
+        assert not th.is_alive(), "a bad parameter waited for the other build"
+    assert raised and "expects an integer" in str(raised[0])
+    assert not (root / "_build" / "stage").exists()   # nothing staged
+    (tmp_path / "p2").mkdir()
+    two = make_project(tmp_path / "p2", {"a": chapter("A", "print(1)", params="seeds = 5"),
+                                         "b": chapter("B", "print(2)", params="x = (1,")})
+    with pytest.raises(ValueError, match="b.md: its parameters cell is not valid Python"):
+        book.build(root=two, site=False, log=lambda *a: None, only=["a"])

@@ -56,8 +56,7 @@ def test_a_shared_parameter_name_means_one_thing():
                 value = ast.literal_eval(src)
             except ValueError:  # not a literal: compared by its source
                 value = src
-            kind = "number" if isinstance(value, (int, float)) and not isinstance(
-                value, bool) else type(value).__name__
+            kind = book.kind(value)  # as `phd book build` checks a --param value
             kinds.setdefault(name, {})[path.stem] = kind
     mixed = {n: k for n, k in kinds.items() if len(set(k.values())) > 1}
     assert not mixed, f"one parameter name, values of different kinds: {mixed}"

@@ -69,8 +69,7 @@ CASES = [
      "is a file, not a folder"),
     (["bench", "--out", "/tmp"], "--out /tmp: is a folder"),
     (["tune-sample", "--dataset", "ml-100k", "--ratings", "50000", "--out",
-      "/nonexistent-dir/t.json"],
-     "/nonexistent-dir does not exist"),
+      f"{__file__}/t.json"], "is a file, not a folder"),
     (["reproduce", "--manifest", f"{__file__}/m.json"], "is a file, not a folder"),
     (["reproduce", *SYN, "--dask", "notaurl"], "tcp://HOST:PORT"),
     (["reproduce", *SYN, "--dask", "tcp://127.0.0.1:notaport"], "tcp://HOST:PORT"),
@@ -182,3 +181,29 @@ def test_own_rating_file_options_are_checked(capsys, tmp_path, extra, fragment):
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("phd: error: ") and "\n" not in err, err
     assert fragment in err, err
+
+
+def test_an_output_file_in_folders_still_to_be_made_is_accepted(tmp_path):
+    from phdlib.cli._common import output_file_problem
+
+    assert output_file_problem("--out", tmp_path / "new" / "deeper" / "s.json") is None
+    assert output_file_problem("--out", "relative.json") is None
+    # a writer that does not make folders needs the file's own folder
+    assert "does not exist" in output_file_problem("--manifest", tmp_path / "new" / "m.json",
+                                                   make_folders=False)
+
+
+@pytest.mark.parametrize("address", ["tcp://10.0.0.5:8786", "tcp://[::1]:8786",
+                                     "localhost:8786", "TLS://sched.example:8786",
+                                     "inproc://10.0.0.5/123/1"])
+def test_dask_addresses_dask_accepts_are_accepted(address):
+    from phdlib.cli._common import dask_address
+
+    assert dask_address(address) == address
+
+
+def test_fetching_a_synthetic_dataset_with_json_prints_json(capsys):
+    import json
+
+    assert main(["data", "fetch", "--dataset", "synthetic", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["generated"] is True

@@ -442,6 +442,8 @@ def test_a_cell_killed_on_time_leaves_no_temporary_store(tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)   # TMPDIR is read again
+    # long enough for the child to start and be well into the cell (its grid
+    # takes minutes) when it is killed
     with pytest.raises(RuntimeError, match="timed out"):
-        scale.measure("synthetic", "mf-als", 64, profile="full", timeout=0.5)
+        scale.measure("synthetic", "mf-als", 64, profile="full", timeout=6)
     assert not list(tmp_path.glob("phd-scale-cell-*"))

@@ -124,33 +124,41 @@ SEED = int_in(0, MAX_SEED)
 BITS = int_in(1, MAX_BITS)
 
 
-def output_file_problem(option: str, path) -> str | None:
+def output_file_problem(option: str, path, make_folders: bool = True) -> str | None:
     """Why ``path`` cannot be written as a file, as ``OPTION PATH: ...`` (checked
-    before long work, so that it does not fail at the end), or None."""
+    before long work, so that it does not fail at the end), or None.
+    make_folders: the writer creates missing folders (:func:`phdlib.io.atomic_write`
+    does), so the nearest folder that exists must take them; otherwise the
+    file's own folder must exist."""
     import os
     from pathlib import Path
 
     p = Path(path)
     if p.is_dir():
         return f"{option} {path}: is a folder; give a file path"
-    parent = p.parent
+    parent = p.absolute().parent
+    if make_folders:
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
     if not parent.exists():
         return f"{option} {path}: the folder {parent} does not exist"
     if not parent.is_dir():
         return f"{option} {path}: {parent} is a file, not a folder"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"{option} {path}: cannot write in the folder {parent}"
-    if p.exists() and not os.access(p, os.W_OK):
-        return f"{option} {path}: the file is not writable"
     return None
 
 
 def dask_address(text: str) -> str:
-    """An argparse ``type``: a Dask scheduler address ``SCHEME://HOST:PORT``
-    (``tcp``, ``tls``, ``ws``, ``wss`` or ``ucx``; the port 1 to 65535)."""
+    """An argparse ``type``: a Dask scheduler address ``[SCHEME://]HOST:PORT``
+    (``tcp``, the default, ``tls``, ``ws``, ``wss``, ``ucx`` or ``ucxx``; the
+    port 1 to 65535; an IPv6 host in brackets) or ``inproc://...``."""
     import re
 
-    m = re.fullmatch(r"(tcp|tls|ws|wss|ucx)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d+)", text)
+    if re.fullmatch(r"(?i)inproc://\S+", text):
+        return text
+    m = re.fullmatch(r"(?i)(?:(tcp|tls|ws|wss|ucx|ucxx)://)?"
+                     r"(\[[0-9a-fA-F:.]+(?:%\w+)?\]|[A-Za-z0-9_.-]+):(\d+)", text)
     if not m or not 1 <= int(m.group(3)) <= 65535:
         raise argparse.ArgumentTypeError(
             f"expected a scheduler address tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786), "

@@ -71,7 +71,11 @@ def _fetch(args) -> int:
     from ..data.sources import check_url
 
     if args.dataset in data.names() and data.is_synthetic(args.dataset):
-        print(f"{args.dataset}: generated on use (synthetic, planted codes): nothing to fetch")
+        if args.json:
+            dump_json({"dataset": args.dataset, "generated": True, "path": None})
+        else:
+            print(f"{args.dataset}: generated on use (synthetic, planted codes): nothing to "
+                  f"fetch")
         return 0
     if args.url is not None:
         try:

@@ -16,7 +16,8 @@ def _reproduce(args) -> int:
     if args.jobs == 0:
         return fail("--jobs 0: give a number of parallel cells (1 or more), or -1 for every core")
     manifest = None if args.manifest is None else Path(args.manifest)
-    problem = None if manifest is None else output_file_problem("--manifest", args.manifest)
+    problem = None if manifest is None else output_file_problem("--manifest", args.manifest,
+                                                                 make_folders=False)
     if problem:
         return fail(problem)
     try:
