@@ -35,6 +35,11 @@ def _words(codes, m: int, what: str) -> np.ndarray:
     return _as_words(codes, m, what)
 
 
+#: Tied rows :meth:`_Padded._with_ties` asks the engine again at once (bounds the
+#: transient ``(rows, kk)`` answer).
+TIE_ROWS = 1024
+
+
 def _canonical(dist: np.ndarray, ids: np.ndarray, k: int):
     """Each row sorted by (distance, id), missing slots (id < 0) last, cut to ``k``."""
     d = np.where(ids < 0, np.iinfo(np.int64).max, dist.astype(np.int64))
@@ -82,33 +87,33 @@ class _Padded:
         """``raw(q, kk)`` (distances and ids, ``(q, kk)``) for ``kk = k + 1``; then, only for
         the rows whose ``(k+1)``-th distance equals their ``k``-th (a tie across the cut),
         again with ``kk`` doubled until the cut falls between two distances or
-        ``kk = cap``. Returns ``(q, kk_max)`` arrays, unused slots with id -1."""
+        ``kk = cap``. Returns ``(q, k + 1)`` arrays (``(q, k)`` without ``exact_ties``);
+        a row asked again holds its first ``k`` by (distance, id) and id -1 after, so
+        memory stays ``O(q k)`` however many items one row ties with. Tied rows are asked
+        again :data:`TIE_ROWS` at a time."""
         kk = k + 1 if self.exact_ties and k < cap else k
         h, ids = raw(q, kk)
         if kk == k or not len(q):
             return h, ids
-        rows = {}
-        need = np.flatnonzero(h[:, k] <= h[:, k - 1])
-        while need.size and kk < cap:
-            kk = min(2 * kk + 16, cap)
-            h2, i2 = raw(q[need], kk)
-            for r, hr, ir in zip(need, h2, i2):
-                rows[int(r)] = (hr, ir)
-            need = need[~(h2[:, -1] > h2[:, k - 1])]
-        if need.size and kk >= cap and cap < self.ntotal:
-            warnings.warn(f"{need.size} queries have more items tied with their {k}-th "
+        tied = np.flatnonzero(h[:, k] <= h[:, k - 1])
+        left = 0
+        for s0 in range(0, tied.size, TIE_ROWS):
+            need, kr = tied[s0:s0 + TIE_ROWS], kk
+            while need.size and kr < cap:
+                kr = min(2 * kr + 16, cap)
+                h2, i2 = raw(q[need], kr)
+                for r, hr, ir in zip(need, h2, i2):
+                    ok = ir >= 0
+                    top = np.lexsort((ir[ok], hr[ok]))[:k]
+                    h[r], ids[r] = -1, -1
+                    h[r, :top.size], ids[r, :top.size] = hr[ok][top], ir[ok][top]
+                need = need[~(h2[:, -1] > h2[:, k - 1])]
+            left += need.size
+        if left and cap < self.ntotal:
+            warnings.warn(f"{left} queries have more items tied with their {k}-th "
                           f"distance than the engine returns ({cap}); among those ties the "
                           f"ids kept are not the smallest", RuntimeWarning, stacklevel=3)
-        if not rows:
-            return h, ids
-        width = max(kk, h.shape[1])
-        H = np.full((len(q), width), -1, dtype=np.int64)
-        ID = np.full((len(q), width), -1, dtype=np.int64)
-        H[:, :h.shape[1]], ID[:, :h.shape[1]] = h, ids
-        for r, (hr, ir) in rows.items():
-            H[r, :len(hr)], ID[r, :len(ir)] = hr, ir
-            H[r, len(hr):], ID[r, len(ir):] = -1, -1
-        return H, ID
+        return h, ids
 
     def __len__(self) -> int:
         return self.ntotal

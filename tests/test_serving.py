@@ -206,3 +206,22 @@ def test_ties_are_completed_only_for_the_users_whose_cut_falls_inside_a_tie():
     assert np.array_equal(d, d0) and np.array_equal(ids, i0)
     assert calls[0] == (6, 11) and all(n < 6 for n, _ in calls[1:])
     assert calls[-1] == (1, 3000)  # only the all-tied user goes to the end
+
+
+def test_a_heavily_tied_user_does_not_widen_every_users_answer(monkeypatch):
+    # one user tied with all 3,000 items used to make the answer (users, 3000)
+    # for every user; it is (users, k + 1), asked again TIE_ROWS rows at a time
+    rng = np.random.default_rng(1)
+    u, i = _codes(rng, 40, 16, skew=False), _codes(rng, 3000, 16, skew=False)
+    u[::7] = 0
+    fi = engines.FaissIndex(16, "phd")
+    fi.add(i)
+    q, _ = fi._queries(u)
+    h, ids = fi._with_ties(lambda x, kk: fi.index.search(x, kk), q, 10, fi.ntotal)
+    assert h.shape == ids.shape == (40, 11)
+    monkeypatch.setattr(engines, "TIE_ROWS", 2)
+    d, got = fi.search(u, 10)
+    ref = BinaryIndex(16, "phd")
+    ref.add(i)
+    d0, i0 = ref.search(u, 10)
+    assert np.array_equal(d, d0) and np.array_equal(got, i0)
