@@ -35,9 +35,10 @@ def used_parameters(nb, parameters: dict) -> dict:
 
 
 def kind(value) -> str:
-    """What a default or a value is, as parameters compare them: ``"number"``
-    (int or float), ``"integer"``, ``"bool"``, ``"str"``, ``"list"``,
-    ``"dict"`` or ``"none"``."""
+    """What a default or a value is, as parameters compare them: ``"integer"``
+    (an int), ``"number"`` (a float; it also takes an integer value),
+    ``"bool"``, ``"str"``, ``"list"`` (or tuple), ``"dict"``, ``"none"`` or
+    ``"other"``."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):

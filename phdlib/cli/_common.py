@@ -111,10 +111,10 @@ def seconds_above_zero(text: str) -> int:
     """An argparse ``type``: whole seconds, 1 to :data:`MAX_CELL_SECONDS` (a
     fraction is rounded up: the notebook client takes whole seconds)."""
     try:
-        v = float(text)
-    except ValueError:
+        v = float_above_zero(text)
+    except argparse.ArgumentTypeError:
         v = math.nan
-    if not math.isfinite(v) or v <= 0 or v > MAX_CELL_SECONDS:
+    if not v <= MAX_CELL_SECONDS:
         raise argparse.ArgumentTypeError(
             f"expected seconds from 1 to {MAX_CELL_SECONDS:,}, got {text!r}")
     return math.ceil(v)

@@ -77,8 +77,9 @@ def _bench(args) -> int:
 
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else (
         lambda *a: print(*a, file=sys.stderr, flush=True))
-    if args.out and output_file_problem("--out", args.out):
-        return fail(output_file_problem("--out", args.out))
+    problem = args.out and output_file_problem("--out", args.out)
+    if problem:
+        return fail(problem)
     if args.train:
         return _bench_train(args, log)
     if args.serving:

@@ -70,7 +70,7 @@ def _fetch(args) -> int:
     from .. import data
     from ..data.sources import check_url
 
-    if args.dataset in data.names() and data.is_synthetic(args.dataset):
+    if data.is_synthetic(args.dataset):
         if args.json:
             dump_json({"dataset": args.dataset, "generated": True, "path": None})
         else:

@@ -24,8 +24,9 @@ def _scale(args) -> int:
                         f"{', '.join(methods.names())}")
     if args.redo and not args.out:
         return fail("--redo: needs --out FILE (the sweep file whose cells are measured again)")
-    if args.out and output_file_problem("--out", args.out):
-        return fail(output_file_problem("--out", args.out))
+    problem = args.out and output_file_problem("--out", args.out)
+    if problem:
+        return fail(problem)
     try:
         df = scale.sweep(datasets, names, bits=args.bits or (32, 64), profile=args.profile,
                          data_dir=args.data_dir, progress=not args.json or args.progress,

@@ -17,8 +17,9 @@ def _tune_sample(args) -> int:
         if m not in methods.names():
             return fail(f"--method {m!r}: unknown method; expected one of "
                         f"{', '.join(methods.names())}")
-    if args.out and output_file_problem("--out", args.out):
-        return fail(output_file_problem("--out", args.out))
+    problem = args.out and output_file_problem("--out", args.out)
+    if problem:
+        return fail(problem)
     tunable = sample_tuning.tunable(args.dataset, args.bits)
     for m in args.method or []:
         if m not in tunable:

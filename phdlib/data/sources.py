@@ -110,11 +110,10 @@ def source(name: str) -> Source:
     try:
         return SOURCES[name]
     except KeyError:
-        from . import names
+        from . import is_synthetic, names
 
-        hint = (" (generated on use: nothing is read or downloaded)"
-                if name.startswith("synthetic") and name in names() else "")
-        raise KeyError(f"dataset {name!r} has no source file{hint}" if hint else
+        raise KeyError(f"dataset {name!r} has no source file (generated on use: nothing is "
+                       f"read or downloaded)" if is_synthetic(name) else
                        f"unknown dataset {name!r}; known: {', '.join(names())}") from None
 
 
