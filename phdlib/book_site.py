@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 STAGED_FILES = ("_config.yml", "_toc.yml", "references.bib")
-STAGED_DIRS = ("_mathjax",)
+STAGED_DIRS = ("_mathjax", "_theme")
 
 
 class SiteBuildError(RuntimeError):

@@ -93,7 +93,7 @@ def _cost(cell) -> int:
     return methods.get(cell.method).run_cost(cfg, cell.bits)
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     try:
         here = Path(__file__).resolve().parent.parent
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
@@ -320,7 +320,7 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
         "error": st["error"]})
     manifest = {
         "format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "name": name, **run,
-        "backend": backend, "phdlib": __version__, "git_commit": _git_commit(),
+        "backend": backend, "phdlib": __version__, "git_commit": git_commit(),
         "python": platform.python_version(), "host": socket.gethostname(),
         "platform": platform.platform(), "cpus": os.cpu_count(),
         "load_average": load_average(), "client_pid": os.getpid(),

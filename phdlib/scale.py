@@ -163,9 +163,9 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
 
 def provenance(command: str = "") -> dict:
     """Commit, date, machine and command of a measurement."""
-    from .runner import _git_commit
+    from .runner import git_commit
 
-    return {"commit": _git_commit(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(), "platform": platform.platform(),
             "cpus": os.cpu_count(), "phdlib": __version__, "command": command}
 
