@@ -13,6 +13,11 @@ Two questions, answered from stored runs through the one evaluation path
   method ``vh-bias`` gives VH a learned per-user bias in training (unused at
   ranking, where it cannot change a user's order). If VH+bias closes most of
   the gap from VH to VH_PHD, PHD's gain comes from that bias.
+
+Both take one run per (method, bits) or a list of runs over model seeds. With
+several seeds a method's per-user values are averaged over its seeds before
+a paired test, as in Table 1, and the share of the gap that the bias closes
+is also computed seed by seed, so its spread over seeds is known.
 """
 from __future__ import annotations
 
@@ -41,29 +46,52 @@ def as_codes(model) -> CodeModel | None:
     return None
 
 
-def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.DataFrame, dict]:
-    """Each code run's test metrics under both distances.
+def _seeds(run_or_runs) -> list:
+    """A run or a list of runs (seeds) as a list sorted by seed."""
+    runs = list(run_or_runs) if isinstance(run_or_runs, (list, tuple)) else [run_or_runs]
+    if not runs:
+        raise ValueError("an empty list of runs")
+    return sorted(runs, key=lambda r: r.seed)
 
-    runs: ``{(method, bits): Run}`` (with arrays). Returns ``(table,
-    per_user)``: table rows ``method``, ``bits``, ``learned for`` (the
-    method's distance), ``ranked by``, ``stored`` (True where this is how the
-    method ranks, whose value must equal the stored test metric) and one
-    column per metric; per_user maps ``(method, bits, distance)`` to the
-    per-user frame. Runs without plain codes are left out (and listed in
-    ``table.attrs["skipped"]``).
+
+def _mean_over_seeds(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-user metrics averaged over seeds: one row per user, columns ``user`` and METRICS."""
+    if len(frames) == 1:
+        return frames[0]
+    both = pd.concat([f[["user", *METRICS]] for f in frames], ignore_index=True)
+    counts = both.groupby("user").size()
+    if (counts != len(frames)).any():
+        raise ValueError("the seeds' runs cover different users; cannot average per user")
+    return both.groupby("user", sort=True)[list(METRICS)].mean().reset_index()
+
+
+def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.DataFrame, dict]:
+    """Each code method's test metrics under both distances, averaged over its seeds.
+
+    runs: ``{(method, bits): Run or [Run, ...]}`` (with arrays; a list holds one
+    run per model seed). Returns ``(table, per_user)``: table rows
+    ``method``, ``bits``, ``learned for`` (the method's distance), ``ranked
+    by``, ``stored`` (True where this is how the method ranks, whose value
+    must equal the mean of the stored test metrics), ``seeds`` (int) and one
+    column per metric (mean over seeds); per_user maps ``(method, bits,
+    distance)`` to the per-user frame averaged over seeds (``user`` and one
+    float column per metric). Runs without plain codes are left out (and
+    listed in ``table.attrs["skipped"]``).
     """
     rows, per_user, skipped = [], {}, []
-    for (m, b), run in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        codes = as_codes(training.fitted(run))
-        if codes is None:
+    for (m, b), group in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        seeds = _seeds(group)
+        codes = [as_codes(training.fitted(r)) for r in seeds]
+        if any(c is None for c in codes):
             skipped.append(f"{m} {b} bits")
             continue
         for d in DISTANCES:
-            pu = evaluate(codes.with_distance(d), split.test, ties=ties)
+            pu = _mean_over_seeds([evaluate(c.with_distance(d), split.test, ties=ties)
+                                   for c in codes])
             per_user[(m, b, d)] = pu
             rows.append({"method": m, "bits": b, "learned for": methods.get(m).ranks_by,
                          "ranked by": d, "stored": d == methods.get(m).ranks_by,
-                         **{k: float(pu[k].mean()) for k in METRICS}})
+                         "seeds": len(seeds), **{k: float(pu[k].mean()) for k in METRICS}})
     table = pd.DataFrame(rows)
     table.attrs["skipped"] = skipped
     return table, per_user
@@ -72,9 +100,9 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
 def distance_tests(per_user: dict, alpha: float = 0.05) -> pd.DataFrame:
     """PHD ranking minus Hamming ranking of the same codes, per (method, bits) and metric.
 
-    Paired two-tailed t-test over users, Bonferroni over the three metrics
-    of one (method, bits). Columns: method, bits, metric, mean_diff (PHD -
-    Hamming), ci_low, ci_high, p_adj, verdict.
+    Paired two-tailed t-test over users (per-user values averaged over seeds),
+    Bonferroni over the three metrics of one (method, bits). Columns: method,
+    bits, metric, mean_diff (PHD - Hamming), ci_low, ci_high, p_adj, verdict.
     """
     rows = []
     for m, b in sorted({(m, b) for m, b, _ in per_user}, key=lambda k: (k[1], k[0])):
@@ -89,52 +117,123 @@ def distance_tests(per_user: dict, alpha: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+BIAS_ARMS = ("vh", "vh-bias", "vh-phd")
+
+
 def bias_gap(runs: dict, bits: int, alpha: float = 0.05) -> pd.DataFrame:
     """How much of the VH -> VH_PHD gap a per-user training bias closes, per metric.
 
-    runs: ``{(method, bits): Run}`` with ``vh``, ``vh-bias`` and ``vh-phd``.
-    Columns: metric, vh, vh-bias, vh-phd, closed (``(vh-bias - vh) / (vh-phd
-    - vh)``; NaN when the gap is 0), and the Bonferroni-adjusted p-values of
-    the paired tests vh-bias vs vh and vh-phd vs vh-bias.
+    runs: ``{(method, bits): Run or [Run, ...]}`` with ``vh``, ``vh-bias`` and
+    ``vh-phd`` (lists: one run per model seed). One row per metric; columns:
+    metric; vh, vh-bias, vh-phd (test metric, mean over seeds); closed
+    (``(vh-bias - vh) / (vh-phd - vh)`` of those means; NaN when the gap is 0);
+    seeds (seeds present in all three), closed_std, closed_min, closed_max
+    (the same share computed seed by seed over the seeds all three share; std
+    with ddof=1, NaN for one seed); and the Bonferroni-adjusted p-values of the
+    paired tests over users (per-user values averaged over seeds) vh-bias vs
+    vh and vh-phd vs vh-bias.
     """
-    need = [("vh", bits), ("vh-bias", bits), ("vh-phd", bits)]
+    need = [(m, bits) for m in BIAS_ARMS]
     missing = [k for k in need if k not in runs]
     if missing:
         raise KeyError(f"bias_gap needs runs {need}; missing {missing}")
-    pu = {m: runs[(m, bits)].per_user for m, _ in need}
+    group = {m: _seeds(runs[(m, bits)]) for m in BIAS_ARMS}
+    pu = {m: _mean_over_seeds([r.per_user for r in g]) for m, g in group.items()}
     t1 = stats.compare(pu, ["vh-bias"], ["vh"], METRICS, family="method", alpha=alpha)
     t2 = stats.compare(pu, ["vh-phd"], ["vh-bias"], METRICS, family="method", alpha=alpha)
+    shared = sorted(set.intersection(*({r.seed for r in g} for g in group.values())))
+    by_seed = {m: {r.seed: r for r in g} for m, g in group.items()}
     rows = []
     for k in METRICS:
-        v = {m: float(runs[(m, bits)].metrics[k]) for m, _ in need}
+        v = {m: float(np.mean([float(r.metrics[k]) for r in g])) for m, g in group.items()}
         gap = v["vh-phd"] - v["vh"]
+        per_seed = []
+        for s in shared:
+            x = {m: float(by_seed[m][s].metrics[k]) for m in BIAS_ARMS}
+            g = x["vh-phd"] - x["vh"]
+            per_seed.append((x["vh-bias"] - x["vh"]) / g if g != 0 else np.nan)
+        ps = np.asarray(per_seed, dtype=float)
+        ok = ps[np.isfinite(ps)]
         rows.append({"metric": k, **v,
                      "closed": (v["vh-bias"] - v["vh"]) / gap if gap != 0 else np.nan,
+                     "seeds": len(shared),
+                     "closed_std": float(ok.std(ddof=1)) if len(ok) > 1 else np.nan,
+                     "closed_min": float(ok.min()) if len(ok) else np.nan,
+                     "closed_max": float(ok.max()) if len(ok) else np.nan,
                      "p vh-bias vs vh": float(t1.loc[t1.metric == k, "p_adj"].iloc[0]),
                      "p vh-phd vs vh-bias": float(t2.loc[t2.metric == k, "p_adj"].iloc[0])})
     return pd.DataFrame(rows)
 
 
-def findings(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], alpha: float = 0.05) -> list[str]:
-    """Plain sentences, computed from :func:`distance_tests` and :func:`bias_gap` tables."""
+def _p(p: float) -> str:
+    """A p-value for a sentence: ``p < 0.001`` or ``p = 0.03``."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+
+
+def _distance_lines(tests: pd.DataFrame) -> list[str]:
     out = []
     for (m, b), g in tests.groupby(["method", "bits"], sort=False):
-        verdicts = dict(zip(g["metric"], g["verdict"]))
+        nd = g.set_index("metric").loc["ndcg@10"]
+        better = (g["verdict"] == "PHD better").sum()
+        worse = (g["verdict"] == "Hamming better").sum()
+        how = ("PHD ranks them better on every metric" if better == len(g) else
+               "Hamming ranks them better on every metric" if worse == len(g) else
+               f"PHD is better on {better}, Hamming on {worse}, and neither on "
+               f"{len(g) - better - worse} of the {len(g)} metrics")
         out.append(f"{methods.label(m)} codes at {b} bits ranked by PHD instead of Hamming: "
-                   + "; ".join(f"{k} {g.loc[g.metric == k, 'mean_diff'].iloc[0]:+.4f} ({verdicts[k]})"
-                               for k in METRICS) + ".")
+                   f"NDCG@10 {nd['mean_diff']:+.4f} ({_p(nd['p_adj'])}); {how}.")
+    return out
+
+
+def phd_reach(table: pd.DataFrame, target: str = "vh-phd", metric: str = "ndcg@10") -> pd.DataFrame:
+    """How close each Hamming-trained code, ranked by PHD, comes to ``target`` (ranked by PHD).
+
+    table: :func:`distance_ablation`'s table. One row per (bits, method) whose
+    codes were learned for the Hamming distance: ``hamming`` and ``phd``
+    (``metric`` of its codes ranked each way), ``target`` (the target's stored
+    value) and ``below_target`` (target - phd, in metric units).
+    """
+    rows = []
+    for b, g in table.groupby("bits"):
+        t = g[(g["method"] == target) & g["stored"]]
+        if t.empty:
+            continue
+        tv = float(t[metric].iloc[0])
+        for m, h in g[g["learned for"] == "hamming"].groupby("method"):
+            by = h.set_index("ranked by")[metric]
+            rows.append({"bits": int(b), "method": m, "hamming": float(by["hamming"]),
+                         "phd": float(by["phd"]), "target": tv,
+                         "below_target": tv - float(by["phd"])})
+    return pd.DataFrame(rows)
+
+
+def _share(g: pd.Series) -> str:
+    s = f"{100 * g['closed']:.0f}%"
+    if np.isfinite(g["closed_std"]):
+        s += (f" (over {int(g['seeds'])} seeds: {100 * g['closed_min']:.0f}% to "
+              f"{100 * g['closed_max']:.0f}%, std {100 * g['closed_std']:.0f} points)")
+    return s
+
+
+def findings(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], alpha: float = 0.05) -> list[str]:
+    """Plain sentences, computed from :func:`distance_tests` and :func:`bias_gap` tables."""
+    out = _distance_lines(tests)
     for b, t in gaps.items():
         nd = t.set_index("metric").loc["ndcg@10"]
         if not np.isfinite(nd["closed"]):
             out.append(f"{b} bits: VH and VH_PHD tie on NDCG@10; there is no gap to close.")
             continue
-        share = 100 * nd["closed"]
-        what = ("half or more of PHD's gain is what a per-user bias gives" if share >= 50 else
-                "less than half of PHD's gain is what a per-user bias gives")
-        rest = ("VH_PHD stays significantly above VH+bias, so the rest is not the bias"
+        lo, hi = nd["closed_min"], nd["closed_max"]
+        if np.isfinite(lo) and lo < 0.5 <= hi:
+            what = "whether it is half or more of PHD's gain depends on the seed"
+        elif nd["closed"] >= 0.5:
+            what = "half or more of PHD's gain is what a per-user bias gives"
+        else:
+            what = "less than half of PHD's gain is what a per-user bias gives"
+        rest = ("VH_PHD stays significantly above VH+bias, so the rest of its gain is not the bias"
                 if nd["p vh-phd vs vh-bias"] < alpha and nd["vh-phd"] > nd["vh-bias"] else
                 "VH_PHD is not significantly above VH+bias")
-        out.append(f"{b} bits: VH+bias closes {share:.0f}% of the NDCG@10 gap from VH to VH_PHD: "
-                   f"{what}; {rest} (VH+bias vs VH p_adj {nd['p vh-bias vs vh']:.2g}, VH_PHD vs "
-                   f"VH+bias p_adj {nd['p vh-phd vs vh-bias']:.2g}).")
+        out.append(f"{b} bits: VH+bias closes {_share(nd)} of the NDCG@10 gap from VH to VH_PHD: "
+                   f"{what}; {rest} (VH+bias against VH {_p(nd['p vh-bias vs vh'])}, VH_PHD "
+                   f"against VH+bias {_p(nd['p vh-phd vs vh-bias'])}).")
     return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from phdlib import ablation, evaluation, methods, training
@@ -48,3 +49,72 @@ def test_bias_gap_and_findings(runs, synthetic_split):
     assert any(methods.label("dcf") in l for l in lines)
     with pytest.raises(KeyError, match="missing"):
         ablation.bias_gap({k: v for k, v in runs.items() if k[0] != "vh-bias"}, 16)
+
+
+@pytest.fixture(scope="module")
+def two_seeds(synthetic_split, runs):
+    """The three bias arms and DCF at 16 bits with a second model seed."""
+    out = {k: [r] for k, r in runs.items() if k[0] in ("vh", "vh-bias", "vh-phd", "dcf")}
+    for (m, b), lst in out.items():
+        ov = TINY if m.startswith("vh") else {"tune": False, "max_iterations": 2}
+        lst.append(training.run(m, synthetic_split, b, 1, ov, store=False, reuse=False,
+                                progress=False))
+    return out
+
+
+def test_bias_gap_over_seeds_gives_the_spread_of_the_share(two_seeds):
+    g = ablation.bias_gap(two_seeds, 16).set_index("metric")
+    per_seed = []
+    for s in (0, 1):
+        x = {m: two_seeds[(m, 16)][s].metrics["ndcg@10"] for m in ablation.BIAS_ARMS}
+        per_seed.append((x["vh-bias"] - x["vh"]) / (x["vh-phd"] - x["vh"]))
+    row = g.loc["ndcg@10"]
+    assert row["seeds"] == 2
+    assert row["closed_min"] == pytest.approx(min(per_seed))
+    assert row["closed_max"] == pytest.approx(max(per_seed))
+    assert row["closed_std"] == pytest.approx(np.std(per_seed, ddof=1))
+    means = {m: np.mean([r.metrics["ndcg@10"] for r in two_seeds[(m, 16)]])
+             for m in ablation.BIAS_ARMS}
+    assert row["vh-phd"] == pytest.approx(means["vh-phd"])
+    assert row["closed"] == pytest.approx((means["vh-bias"] - means["vh"])
+                                          / (means["vh-phd"] - means["vh"]))
+    line = [l for l in ablation.findings(pd.DataFrame(columns=["method", "bits"]), {16: g.reset_index()})
+            if l.startswith("16 bits")][0]
+    assert "over 2 seeds" in line
+
+
+def test_distance_ablation_averages_per_user_over_seeds(two_seeds, synthetic_split):
+    table, per_user = ablation.distance_ablation(two_seeds, synthetic_split)
+    assert set(table["seeds"]) == {2}
+    pu = [evaluation.evaluate(training.fitted(r).with_distance("phd"), synthetic_split.test)
+          .set_index("user")["ndcg@10"] for r in two_seeds[("dcf", 16)]]
+    expected = (pu[0] + pu[1]) / 2
+    got = per_user[("dcf", 16, "phd")].set_index("user")["ndcg@10"]
+    assert np.allclose(got.loc[expected.index], expected)
+    stored = table[table["stored"] & (table["method"] == "vh-phd")].iloc[0]
+    assert stored["ndcg@10"] == pytest.approx(
+        np.mean([r.metrics["ndcg@10"] for r in two_seeds[("vh-phd", 16)]]))
+    reach = ablation.phd_reach(table)
+    row = reach[reach["method"] == "dcf"].iloc[0]
+    assert row["below_target"] == pytest.approx(stored["ndcg@10"] - row["phd"])
+
+
+def test_the_chapter_summary_follows_the_numbers(two_seeds, synthetic_split):
+    from phdlib.report import ablation as rablation
+
+    table, per_user = ablation.distance_ablation(two_seeds, synthetic_split)
+    tests = ablation.distance_tests(per_user)
+    gaps = {16: ablation.bias_gap(two_seeds, 16)}
+    lines = rablation.summary(tests, gaps, ablation.phd_reach(table))
+    share = gaps[16].set_index("metric").loc["ndcg@10", "closed"]
+    assert any(f"{100 * share:.0f}% at 16 bits" in l for l in lines)
+    # the verdict word moves with the number
+    moved = gaps[16].copy()
+    moved["closed"] = moved["closed_min"] = 0.9
+    assert any("explains most of" in l for l in rablation.summary(tests, {16: moved},
+                                                                  ablation.phd_reach(table)))
+    moved["closed"] = moved["closed_min"] = 0.1
+    assert any("explains a small share of" in l for l in rablation.summary(tests, {16: moved},
+                                                                           ablation.phd_reach(table)))
+    shown = rablation.gap_table(gaps[16])
+    assert "nan" not in shown.to_string().lower()
