@@ -213,7 +213,7 @@ def test_table1_reports_the_toy_as_an_addition(toy, synthetic_split, tmp_path):
     row = shown.loc[methods.label(toy.name)]
     ours = runs[experiments.Cell(sp.dataset.name, toy.name, 32)].metrics["ndcg@10"]
     assert row[(report.METRIC_LABELS["ndcg@10"], "ours")] == report.fmt_value(ours, np.nan)
-    assert row[(report.METRIC_LABELS["ndcg@10"], "paper")] == ""  # the paper has no such method
+    assert row[(report.METRIC_LABELS["ndcg@10"], "paper")] == "–"  # the paper has no such method
     # the lists can be given: the toy alone as an addition
     only = report.table1(runs, sp.dataset.name, 32, paper_methods=[], additions=[toy.name], hamming=[])
     assert only.values.index.tolist() == [toy.name] and only.missing == []

@@ -29,7 +29,8 @@ def test_table1_values_delta_and_marks():
     assert not t.missing
     f = report.format_table1(t)
     assert f.shape[1] == 9 and any("additions" in i for i in f.index)
-    assert f.loc["VH_PHD"].iloc[0].endswith("*") and "±" in f.loc["VH_PHD"].iloc[0]
+    # the mark sits on the mean, and mean ± std stays on one line (no-break spaces)
+    assert "*\u00a0±\u00a0" in f.loc["VH_PHD"].iloc[0]
     text = " ".join(report.table1_findings(t))
     assert "AGREES (finding 1)" in text and "AGREES (finding 4)" in text
 

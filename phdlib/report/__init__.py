@@ -11,7 +11,8 @@ Chapters write ``from phdlib import report`` and call:
 - ours against the paper (:mod:`.compare`): :func:`comparison`, :func:`within`,
   :func:`max_abs_diff`, the acceptance band :data:`TOLERANCE`;
 - Table 1 (:mod:`.table1`): :func:`table1` (a :class:`Table1`),
-  :func:`format_table1`, :func:`table1_findings`; the seed spread
+  :func:`format_table1`, :func:`table1_html`, :func:`table1_findings`,
+  :func:`additions_findings`, :func:`significance_table`; the seed spread
   (:mod:`.seeds`): :func:`seed_spread`, :func:`noise_bands`,
   :func:`seed_findings`; grouping runs
   (:mod:`.groups`): :func:`by_method`, :func:`per_user`;
@@ -25,7 +26,9 @@ Chapters write ``from phdlib import report`` and call:
   :func:`variants_findings`, :func:`paired_tests`, :func:`plot_curves`,
   :func:`reached_cap`;
 - presentation (:mod:`.style`): :func:`label`, :data:`COLORS`, :data:`METRICS`,
-  :data:`METRIC_LABELS`, :func:`fmt_value`.
+  :data:`METRIC_LABELS`, :func:`fmt_value`;
+- how a page shows it (:mod:`.page`, imported as ``from phdlib.report import page``):
+  findings as Markdown, captioned tables, the folded "How this page was computed" block.
 """
 from __future__ import annotations
 
@@ -34,8 +37,9 @@ from .convergence import convergence_findings, convergence_summary, plot_converg
 from .groups import by_method, per_user
 from .sampling import plot_sampling, sampling_findings, sampling_table
 from .style import COLORS, METRIC_LABELS, METRICS, fmt_value, label
-from .seeds import Z95, noise_bands, seed_findings, seed_spread
-from .table1 import FINDING3_METHODS, Table1, format_table1, table1, table1_findings
+from .seeds import Z95, noise_bands, seed_findings, seed_spread, seed_table
+from .table1 import (FINDING3_METHODS, Table1, additions_findings, format_table1,
+                     significance_table, table1, table1_findings, table1_html)
 from .users import ORDERS, plot_users, smooth_nearest, user_features, users_curves, users_findings
 from .vh import (chance_level, paired_tests, plot_curves, reached_cap, variants_findings,
                  variants_table)
@@ -43,8 +47,9 @@ from .vh import (chance_level, paired_tests, plot_curves, reached_cap, variants_
 __all__ = [
     "TOLERANCE", "FIELDS", "comparison", "within", "max_abs_diff", "mean_std",
     "by_method", "per_user",
-    "Table1", "table1", "format_table1", "table1_findings", "FINDING3_METHODS",
-    "Z95", "seed_spread", "noise_bands", "seed_findings",
+    "Table1", "table1", "format_table1", "table1_html", "table1_findings", "additions_findings",
+    "significance_table", "FINDING3_METHODS",
+    "Z95", "seed_spread", "seed_table", "noise_bands", "seed_findings",
     "ORDERS", "user_features", "smooth_nearest", "users_curves", "plot_users", "users_findings",
     "sampling_table", "plot_sampling", "sampling_findings",
     "plot_convergence", "convergence_summary", "convergence_findings",

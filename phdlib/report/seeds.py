@@ -22,7 +22,7 @@ import pandas as pd
 from ..metrics import METRIC_LABELS, METRICS
 from .style import label
 
-__all__ = ["Z95", "seed_spread", "noise_bands", "seed_findings"]
+__all__ = ["Z95", "seed_spread", "seed_table", "noise_bands", "seed_findings"]
 
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
@@ -40,6 +40,16 @@ def seed_spread(t) -> pd.DataFrame:
     for met in METRICS:
         out[met] = [float(v.loc[m, (met, "std")]) for m in rows]
     out.index.name = "method"
+    return out
+
+
+def seed_table(tables: dict) -> pd.DataFrame:
+    """:func:`seed_spread` of several widths for display: rows (bits, method label), columns
+    ``seeds`` and the metric labels (std over seeds; NaN with one seed). ``tables``: ``{bits:
+    Table1}``."""
+    frames = {b: seed_spread(t) for b, t in tables.items()}
+    out = pd.concat(frames, names=["bits"]).rename(columns={"n": "seeds", **METRIC_LABELS})
+    out.index = out.index.set_levels(out.index.levels[1].map(label), level=1)
     return out
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import methods
 from ..metrics import METRIC_LABELS, METRICS
+from .page import mean_std
 
 __all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "MF", "label", "fmt_value"]
 
@@ -31,10 +32,6 @@ def label(method: str) -> str:
 
 
 def fmt_value(v: float, std: float = np.nan, mark: str = "") -> str:
-    """A metric value as Table 1 prints it: ``.7267``, ``.7267 ± .0012*``, ``–`` for NaN."""
-    if v is None or np.isnan(v):
-        return "–"
-    s = f"{v:.4f}".lstrip("0") if v >= 0 else f"-{abs(v):.4f}".replace("-0.", "-.")
-    if not np.isnan(std):
-        s += f" ± {std:.4f}".replace("0.", ".", 1)
-    return s + mark
+    """A metric value as Table 1 prints it: ``.7267``, ``.7267* ± .0012`` (the mark on the
+    mean, one line), ``n/a`` for NaN (:func:`phdlib.report.page.mean_std`)."""
+    return mean_std(v, std, mark=mark)

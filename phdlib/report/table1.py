@@ -20,9 +20,12 @@ import pandas as pd
 from .. import methods, paper, stats
 from .compare import TOLERANCE, comparison
 from .groups import by_method, per_user
+from .page import best_mask, num, pct
+from .page import table as page_table
 from .style import METRIC_LABELS, METRICS, MF, PHD, fmt_value, label
 
-__all__ = ["Table1", "table1", "format_table1", "table1_findings", "FINDING3_METHODS"]
+__all__ = ["Table1", "table1", "format_table1", "table1_html", "table1_findings",
+           "significance_table", "additions_findings", "FINDING3_METHODS"]
 
 #: The Hamming methods the paper's finding 3 says score alike.
 FINDING3_METHODS = ("cccf", "dcf", "vh")
@@ -117,8 +120,8 @@ def _delta_row(t: Table1) -> list[str]:
     r = []
     for met in METRICS:
         o, p = t.delta["ours"].get(met), t.delta["paper"].get(met)
-        r += ["–" if o is None else f"{o:+.1f}%", "–" if p is None else f"{p:+.1f}%",
-              "–" if o is None or p is None else f"{o - p:+.1f} pt"]
+        r += ["n/a" if o is None else pct(o), "n/a" if p is None else pct(p),
+              "n/a" if o is None or p is None else f"{o - p:+.1f} pt".replace("-", "−")]
     return r
 
 
@@ -138,7 +141,7 @@ def format_table1(t: Table1) -> pd.DataFrame:
             starred = m in paper.TABLE1_STARRED and not np.isnan(v[(met, "paper")])
             r += [fmt_value(v[(met, "ours")], v[(met, "std")], t.marks.loc[m, met]),
                   fmt_value(v[(met, "paper")], mark="*" if starred else ""),
-                  "–" if np.isnan(v[(met, "diff")]) else f"{v[(met, 'diff')]:+.4f}"]
+                  num(v[(met, "diff")], sign=True)]
         out.append(r)
         idx.append(label(m) + (" (not run)" if m in t.missing else ""))
     out.append(_delta_row(t))
@@ -147,9 +150,53 @@ def format_table1(t: Table1) -> pd.DataFrame:
     idx.append("— our additions (not in the paper) —")
     for m in t.additions:
         v = t.values.loc[m]
-        out.append([x for met in METRICS for x in (fmt_value(v[(met, "ours")], v[(met, "std")]), "", "")])
+        out.append([x for met in METRICS
+                    for x in (fmt_value(v[(met, "ours")], v[(met, "std")]), "–", "–")])
         idx.append(label(m) + (" (not run)" if m in t.missing else ""))
     return pd.DataFrame(out, index=idx, columns=cols)
+
+
+def table1_html(t: Table1, seeds: int, alpha: float = 0.05):
+    """Table 1 at one width for the page: :func:`format_table1` with the best value of each
+    metric (ours, over every method shown) in bold and a caption naming the dataset, the
+    width, the seeds and the test."""
+    shown = format_table1(t)
+    rows = [m for m in t.paper_methods + t.additions if m not in t.missing]
+    ours = pd.DataFrame({METRIC_LABELS[met]: [t.values.loc[m, (met, "ours")] for m in rows]
+                         for met in METRICS}, index=rows)
+    best = best_mask(ours)
+    bold = pd.DataFrame(False, index=shown.index, columns=shown.columns)
+    for m in rows:
+        for met in METRICS:
+            bold.loc[label(m), (METRIC_LABELS[met], "ours")] = bool(best.loc[m, METRIC_LABELS[met]])
+    unit = "dimensions for MF" if any(m.startswith("mf") for m in rows) else ""
+    caption = (f"Table 1 on {t.dataset}, {t.bits} bits{f' ({t.bits} {unit})' if unit else ''}: "
+               f"test NDCG@5, NDCG@10 and MRR, our mean ± std over {seeds} model seed(s) beside "
+               f"the paper's single run. Best of ours per metric in bold. * on our mean: "
+               f"significantly better than every Hamming method of the column (paired two-tailed "
+               f"t-test over users on per-user values averaged over seeds, Bonferroni over the "
+               f"column's comparisons, α = {alpha}); * on the paper's value: the paper's mark. "
+               f"The additions below the line are ours; the paper does not report them (–).")
+    return page_table(shown, caption, bold=bold)
+
+
+def significance_table(tables: dict) -> pd.DataFrame:
+    """Every comparison behind Table 1's marks, for display: rows (bits, method, baseline),
+    one column per metric holding ``+.0123 (p < 0.001)``: the mean per-user difference
+    (method minus baseline) and the Bonferroni-adjusted p-value. ``tables``: ``{bits: Table1}``."""
+    rows = []
+    for b, t in tables.items():
+        for _, r in t.pvalues.iterrows():
+            p = r["p_adj"]
+            ptxt = "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+            rows.append({"bits": b, "method": label(r["method"]), "baseline": label(r["baseline"]),
+                         "metric": METRIC_LABELS[r["metric"]],
+                         "cell": f"{num(r['mean_diff'], sign=True)} ({ptxt})"})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows).pivot_table(index=["bits", "method", "baseline"], columns="metric",
+                                        values="cell", aggfunc="first")
+    return df[[METRIC_LABELS[m] for m in METRICS]]
 
 
 # --------------------------------------------------------------------------- findings
@@ -248,4 +295,25 @@ def table1_findings(t: Table1, tolerance: float = TOLERANCE) -> list[str]:
     if t.missing:
         out.append("NOT RUN (no stored run of this method): "
                    + ", ".join(label(m) for m in t.missing) + ".")
+    return out
+
+
+def additions_findings(t: Table1, metric: str = "ndcg@10") -> list[str]:
+    """What our additions say about the table at one width, computed: how many of the
+    paper's hashing methods the item-mean ranking (no personalisation) is above, and how far
+    ALS-trained MF is from the paper's SGD MF."""
+    v, out = t.values, []
+    have = lambda m: m in v.index and m not in t.missing  # noqa: E731
+    name = METRIC_LABELS[metric]
+    hashing = [m for m in methods.names(learns_codes=True, in_paper=True) if have(m)]
+    if have("item-mean") and hashing:
+        im = v.loc["item-mean", (metric, "ours")]
+        beaten = [m for m in hashing if v.loc[m, (metric, "ours")] < im]
+        out.append(f"At {t.bits} bits the item-mean ranking, the same order for every user, scores "
+                   f"{name} {num(im)}, above {len(beaten)} of the paper's {len(hashing)} hashing "
+                   "methods" + (f" ({', '.join(label(m) for m in beaten)})." if beaten else "."))
+    if have("mf-als") and have("mf"):
+        d = v.loc["mf-als", (metric, "ours")] - v.loc["mf", (metric, "ours")]
+        out.append(f"At {t.bits} dimensions, MF trained by alternating least squares and tuned on "
+                   f"validation is {num(d, sign=True)} {name} from the paper's SGD-trained MF.")
     return out
