@@ -5,7 +5,8 @@ Chapters are MyST Markdown notebooks (jupytext text files) listed in
 
 1. reads the chapter order from ``_toc.yml``;
 2. converts each chapter to a notebook with jupytext and executes it with
-   papermill, passing only the parameters that the chapter's ``parameters``
+   papermill (the root page last: it summarises what the chapters found, so it
+   is executed after them and again whenever any of them was), passing only the parameters that the chapter's ``parameters``
    cell declares; a page without code (no ``kernelspec``) is copied as is;
 3. writes the executed notebooks into a staging tree ``_build/stage`` (next to
    ``_config.yml``, ``_toc.yml``, the bibliography and the MathJax folder:
@@ -295,6 +296,19 @@ def _declared(srcs: list[Path]) -> dict[str, dict]:
     return out
 
 
+def _executed_digest(exec_dir: Path, page: Path) -> str:
+    """sha256 over the execution keys of every executed chapter but ``page`` (its own key is
+    not part of what it summarises)."""
+    own = (exec_dir / page).with_suffix(".key.json")
+    h = hashlib.sha256()
+    for f in sorted(exec_dir.rglob("*.key.json")):
+        if f == own:
+            continue
+        h.update(str(f.relative_to(exec_dir)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
              parameters: dict, key: dict, only, force: bool, log,
              cell_timeout: float | None = None,
@@ -321,7 +335,7 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     key_file = executed_nb.with_suffix(".key.json")
     # only the parameters this chapter declares: changing another one does not re-execute it
     key = {"source": hashlib.sha256(text.encode()).hexdigest(), "parameters": wanted,
-           "phdlib": key["phdlib"], "data_dir": key["data_dir"]}
+           **{k: key[k] for k in ("phdlib", "data_dir", "chapters") if k in key}}
     cached = (not force and executed_nb.is_file() and key_file.is_file()
               and json.loads(key_file.read_text()) == key)
     skip = only is not None and src.stem not in only
@@ -387,10 +401,16 @@ def _build(
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
            "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}
-    for src in srcs:
+    # the root page summarises the book's findings: it runs after every chapter and again
+    # whenever any executed chapter changed
+    for src in [s for s in srcs if s != srcs[0]] + srcs[:1]:
+        if src == srcs[0]:
+            ctx["key"] = {**ctx["key"],
+                          "chapters": _executed_digest(exec_dir, src.relative_to(root))}
         res = _chapter(src, **ctx)
         if res is not None:
             results.append(res)
+    results.sort(key=lambda r: [s.stem for s in srcs].index(r.name))
     total = sum(r.seconds for r in results)
     log(f"[book] chapters: {len(results)} notebooks, {total:.1f} s of execution")
     if site:

@@ -121,6 +121,26 @@ def test_parameters_only_where_declared_and_execution_cache(tmp_path):
     assert "b version 2" in outputs(root / "_build/stage/book/b.ipynb")
 
 
+def test_the_root_page_runs_last_and_again_when_a_chapter_changed(tmp_path):
+    """The landing page summarises what the chapters stored: it executes after them, and a
+    changed chapter makes it execute again even though its own source did not change."""
+    stamp = tmp_path / "order.txt"
+    a = chapter("A", f"open({str(stamp)!r}, 'a').write('a version 1\\n')")
+    root = make_project(tmp_path / "p", {"a": a}) if (tmp_path / "p").mkdir() is None else None
+    (root / "book" / "index.md").write_text(chapter(
+        "Landing", f"open({str(stamp)!r}, 'a').write('index\\n')"))
+    log: list[str] = []
+    res = book.build(root=root, site=False, log=log.append)
+    assert stamp.read_text().split() == ["a", "version", "1", "index"]
+    assert [r.name for r in res] == ["index", "a"]  # reported in table-of-contents order
+    book.build(root=root, site=False, log=log.append)  # nothing changed: nothing runs
+    assert stamp.read_text().count("index") == 1
+    (root / "book" / "a.md").write_text(a.replace("version 1", "version 2"))
+    res = {r.name: r for r in book.build(root=root, site=False, log=log.append)}
+    assert res["a"].executed and res["index"].executed
+    assert stamp.read_text().split()[-1] == "index"
+
+
 def test_failing_chapter_names_chapter_and_cell(tmp_path):
     bad = chapter("Broken", "y = 2", "z = y + 1\nratio = z / 0", params="dataset = 'ml-1m'  # the data")
     root = make_project(tmp_path, {"broken": bad})
