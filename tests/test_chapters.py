@@ -37,7 +37,8 @@ def test_public_api_and_folded_setup(path):
     assert not private, f"{path.name} calls private functions: {private}"
     params = [c for c in cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, f"{path.name}: one parameters cell expected, found {len(params)}"
-    assert "hide-input" in params[0].metadata["tags"], f"{path.name}: fold the parameters cell"
+    assert {"hide-input", "remove-cell"} & set(params[0].metadata["tags"]), \
+        f"{path.name}: fold or remove the parameters cell"
 
 
 def test_a_shared_parameter_name_means_one_thing():
