@@ -206,7 +206,21 @@ function collect(mathjaxState) {
       .filter(e => e.scrollWidth > e.clientWidth + 1)
       .map(e => text(e).split('\n').reduce((a, b) => a.length >= b.length ? a : b, '')),
     injected: document.querySelectorAll('.tag_injected-parameters').length,
+    // an output box (or a text output in it) whose content runs past its right edge; a
+    // table in its own scrolling box (.phd-table-wrap) is allowed to scroll there
+    wideOutput: [...document.querySelectorAll('div.cell_output, div.cell_output pre, div.output pre')]
+      .filter(e => !e.closest('details:not([open])') && !e.closest('.phd-table-wrap'))
+      .filter(e => e.scrollWidth > e.clientWidth + 1)
+      .map(e => text(e).split('\n').reduce((a, b) => a.length >= b.length ? a : b, '')),
+    pageWidth: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+    readerText: readerText(),
   };
+}
+// what a reader reads: the article without code inputs (outputs and prose stay)
+function readerText() {
+  const main = (document.querySelector('main') || document.body).cloneNode(true);
+  main.querySelectorAll('.cell_input, script, style, .headerlink').forEach(e => e.remove());
+  return main.textContent || '';
 }
 (function poll() {
   const mj = window.MathJax;
@@ -221,6 +235,17 @@ function collect(mathjaxState) {
     .then(s => done(collect(s)), e => done(collect('MathJax failed: ' + e)));
 })();
 """
+
+#: Text a reader must never see on a page (code inputs excluded): NaN, raw reprs, MyST
+#: roles left unrendered, placeholders left unformatted, the project's own issue numbers.
+NOT_FOR_READERS = {
+    "NaN": re.compile(r"\b(?:NaN|nan)\b|<NA>"),
+    "raw repr": re.compile(r"<[\w.]+ object at 0x|<Split of|<Dataset "),
+    "unrendered role": re.compile(r"\{(?:cite|doc|ref|glue|numref|eq)[:}]|\{k\}"),
+    "issue number": re.compile(r"\bissues? #?\d+", re.I),
+}
+#: The widths every page is checked at (CSS pixels): a desktop and a phone.
+WIDTHS = (1400, 420)
 
 # stderr that reports a problem (a progress bar on stderr is not one)
 _STDERR_PROBLEM = re.compile(r"\b\w*(Error|Warning|Exception)\b|Traceback")
@@ -265,6 +290,14 @@ def check_page(driver, url: str, screenshot: Path | None = None,
                  for t in info["wideCode"]]
     if info["injected"]:
         problems.append("papermill's injected-parameters cell is shown on the page")
+    problems += [f"output runs past its box: {t[:120]!r}" for t in info["wideOutput"]]
+    if info["pageWidth"][0] > info["pageWidth"][1] + 1:
+        problems.append(f"the page scrolls sideways ({info['pageWidth'][0]} px of content in "
+                        f"{info['pageWidth'][1]} px)")
+    for what, pattern in NOT_FOR_READERS.items():
+        for m in list(pattern.finditer(info["readerText"]))[:3]:
+            ctx = info["readerText"][max(0, m.start() - 50):m.end() + 50].replace("\n", " ")
+            problems.append(f"{what} on the page: {ctx!r}")
     problems += [f"page refers to another host: {u}" for u in info["resources"] if not _is_local(u)]
     for entry in driver.get_log("performance"):
         msg = json.loads(entry["message"])["message"]
@@ -335,11 +368,13 @@ def test_every_toc_page_is_built():
     assert not missing, f"pages listed in _toc.yml but not built under {SITE}: {missing}"
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", pages())
-def test_page_in_browser(page, site_url, driver):
+def test_page_in_browser(page, width, site_url, driver):
     if not (SITE / page).is_file():
         pytest.fail(f"{page} is listed in _toc.yml but was not built")
-    shot = SHOTS / (page.replace("/", "__").removesuffix(".html") + ".png")
+    driver.set_window_size(width, 900)
+    shot = SHOTS / (page.replace("/", "__").removesuffix(".html") + f"-{width}.png")
     problems, info = check_page(driver, site_url + page, shot)
     assert not problems, f"{page}:\n  " + "\n  ".join(problems)
     # the checker saw what the HTML holds (guards against a check that looks at nothing)
@@ -351,6 +386,7 @@ def test_page_in_browser(page, site_url, driver):
 
 @pytest.mark.parametrize("page", sorted(GENERATED))
 def test_generated_page_in_browser(page, site_url, driver):
+    driver.set_window_size(WIDTHS[0], 900)
     problems, _ = check_page(driver, site_url + page)
     assert not problems, f"{page}:\n  " + "\n  ".join(problems)
 
@@ -390,6 +426,10 @@ ZeroDivisionError: division by zero</pre></div>
 <script>console.error("boom from the page");</script>
 <div class="cell tag_injected-parameters"><div class="cell_input"><pre># Parameters</pre></div></div>
 <div class="cell_input" style="width: 300px"><pre style="overflow-x: auto">x = 1  # aaaaaaaaaa{"a" * 200}</pre></div>
+<div class="cell_output" style="width: 300px"><div class="output"><pre style="white-space: pre; overflow-x: auto">- 64 bits: over the catalogue the best Hamming code is DCF; VH_PHD is -0.0270 NDCG@10 from it{"." * 100}</pre></div></div>
+<div class="cell_output"><div class="output"><pre>&lt;Split of ml-1m seed 0: 5,000 users&gt;</pre></div></div>
+<p>std NaN, see {{cite:p}}`hansen2021phd` and Recall@{{k}}; the targets are issue 14's.</p>
+<div class="phd-table-wrap" style="width: 200px; overflow-x: auto"><table><tr><td>{"wide cell " * 40}</td></tr></table></div>
 </section>
 </body></html>"""
 _NO_MATHJAX = """<!doctype html><html><head><title>no mathjax</title></head><body class="document">
@@ -413,7 +453,7 @@ def test_checker_catches_broken_pages(tmp_path, driver):
         broken, _ = check_page(driver, url + "broken.html")
         nomj, _ = check_page(driver, url + "nomathjax.html", timeout_s=3)
 
-    assert good == [], good
+    assert good == [], good  # (a progress bar on stderr and a folded traceback are fine)
     assert good_info["math"] == 2 and good_info["typeset"] == 2, good_info
     assert good_info["images"] == 1 and good_info["stderr"], good_info
     assert (tmp_path / "good.png").stat().st_size > 1000
@@ -432,6 +472,14 @@ def test_checker_catches_broken_pages(tmp_path, driver):
     assert has(broken, r"^console error: .*boom from the page"), report
     assert has(broken, r"^code scrolls sideways \(longest line 2\d\d characters\)"), report
     assert has(broken, r"^papermill's injected-parameters cell is shown"), report
+    assert has(broken, r"^output runs past its box: '- 64 bits: over the catalogue"), report
+    assert has(broken, r"^raw repr on the page: .*<Split of ml-1m"), report
+    assert has(broken, r"^NaN on the page: .*std NaN"), report
+    assert has(broken, r"^unrendered role on the page: .*\{cite:p\}"), report
+    assert has(broken, r"^unrendered role on the page: .*Recall@\{k\}"), report
+    assert has(broken, r"^issue number on the page: .*issue 14"), report
+    # a table scrolling inside its own box is not an overflow
+    assert not has(broken, r"output runs past its box: .*wide cell"), report
 
     report = "\n".join(nomj)
     assert has(nomj, r"^1 of 1 math elements not typeset by MathJax \(MathJax not loaded\)"), report
@@ -540,6 +588,23 @@ def test_chapters_numbered_across_parts():
         assert f'<span class="section-number">{n}. </span>' in h1, f"{f} should be chapter {n}: {h1[:200]}"
     refs = _title(SITE / "book/references.html")
     assert "section-number" not in refs, refs
+
+
+def test_the_landing_page_links_every_chapter_and_states_findings():
+    """Every chapter of _toc.yml is linked from the landing page's own text (not only the
+    sidebar), and the page states computed findings under "What this reproduction finds"."""
+    root = toc_pages()[0]
+    html = (SITE / root).read_text()
+    main = html.split('<main', 1)[-1].split("</main>", 1)[0]
+    here = Path(root).parent
+    linked = {os.path.normpath(here / urlsplit(h).path)
+              for h in re.findall(r'href="([^"#]+)', main) if not urlsplit(h).scheme}
+    missing = [p for p in toc_pages()[1:] if os.path.normpath(p) not in linked]
+    assert not missing, f"chapters not linked from the landing page: {missing}"
+    section = main.split('id="what-this-reproduction-finds"', 1)
+    assert len(section) == 2, "the landing page has no section 'What this reproduction finds'"
+    items = re.findall(r"<li>", section[1].split("<h2", 1)[0])
+    assert 4 <= len(items) <= 8, f"expected five to eight findings, found {len(items)}"
 
 
 def test_bibliography_lists_cited_works():
