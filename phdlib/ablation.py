@@ -83,7 +83,7 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
         seeds = _seeds(group)
         codes = [as_codes(training.fitted(r)) for r in seeds]
         if any(c is None for c in codes):
-            skipped.append(f"{m} {b} bits")
+            skipped.append(f"{methods.label(m)} {b} bits")
             continue
         for d in DISTANCES:
             pu = _mean_over_seeds([evaluate(c.with_distance(d), split.test, ties=ties)

@@ -36,7 +36,7 @@ from .compare import FIELDS, TOLERANCE, comparison, max_abs_diff, mean_std, with
 from .convergence import convergence_findings, convergence_summary, plot_convergence
 from .groups import by_method, per_user
 from .sampling import plot_sampling, sampling_findings, sampling_table
-from .style import COLORS, METRIC_LABELS, METRICS, fmt_value, label
+from .style import COLORS, METRIC_LABELS, METRICS, dataset_label, fmt_value, label
 from .seeds import Z95, noise_bands, seed_findings, seed_spread, seed_table
 from .table1 import (FINDING3_METHODS, Table1, additions_findings, format_table1,
                      significance_table, table1, table1_findings, table1_html)
@@ -55,5 +55,5 @@ __all__ = [
     "plot_convergence", "convergence_summary", "convergence_findings",
     "chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves",
     "reached_cap",
-    "COLORS", "METRICS", "METRIC_LABELS", "label", "fmt_value",
+    "COLORS", "METRICS", "METRIC_LABELS", "label", "dataset_label", "fmt_value",
 ]

@@ -16,10 +16,11 @@ from ..ablation import BIAS_ARMS
 from ..metrics import METRIC_LABELS
 from .page import num
 
-__all__ = ["DISTANCE_LABELS", "p_text", "tests_table", "gap_table", "summary"]
+__all__ = ["DISTANCE_LABELS", "p_text", "tests_table", "distance_table", "gap_table",
+           "summary"]
 
-#: How a distance is named on the page.
-DISTANCE_LABELS = {"hamming": "Hamming", "phd": "PHD"}
+#: How a distance (what a method ranks by) is named on the page.
+DISTANCE_LABELS = {"hamming": "Hamming", "phd": "PHD", "score": "weighted score"}
 
 
 def p_text(p: float) -> str:
@@ -40,6 +41,27 @@ def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
         "verdict": t["verdict"],
     })
     out.index = pd.MultiIndex.from_frame(t[["bits", "method", "metric"]])
+    return out
+
+
+def distance_table(table: pd.DataFrame, tests: pd.DataFrame,
+                   metric: str = "ndcg@10") -> pd.DataFrame:
+    """One metric of :func:`phdlib.ablation.distance_ablation` and its tests in one table for
+    reading: rows (bits, method); columns what the codes were learned for, the metric ranked
+    by Hamming and by PHD, the difference with its 95% CI, the adjusted p and the verdict."""
+    rows = {}
+    for (b, m), g in table.groupby(["bits", "method"], sort=False):
+        by = g.set_index("ranked by")[metric]
+        t = tests[(tests["bits"] == b) & (tests["method"] == m) & (tests["metric"] == metric)]
+        t = t.iloc[0]
+        rows[(int(b), methods.label(m))] = {
+            "learned for": DISTANCE_LABELS.get(g["learned for"].iloc[0], g["learned for"].iloc[0]),
+            "ranked by Hamming": num(by["hamming"]), "ranked by PHD": num(by["phd"]),
+            "PHD − Hamming": num(t["mean_diff"], sign=True),
+            "95% CI": f"{num(t['ci_low'], sign=True)} to {num(t['ci_high'], sign=True)}",
+            "p (adjusted)": p_text(t["p_adj"]), "verdict": t["verdict"]}
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.names = ["bits", "method"]
     return out
 
 
@@ -82,8 +104,8 @@ def summary(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], reach: pd.DataFr
     if len(phd):
         out.append(
             "VH_PHD's own codes ranked by Hamming instead of PHD change by "
-            + " and ".join(f"{num(d, sign=True)} at {b} bits" for b, d in
-                           zip(phd["bits"], phd["mean_diff"])) + ".")
+            + " and ".join(f"{num(-d, sign=True)} at {b} bits" for b, d in
+                           zip(phd["bits"], phd["mean_diff"])) + f" {METRIC_LABELS[metric]}.")
     if len(reach):
         best = reach.loc[reach.groupby("bits")["phd"].idxmax()]
         out.append(

@@ -34,19 +34,20 @@ __all__ = ["prose", "findings", "verdict", "table", "best_mask", "mean_std", "nu
 #: What a table shows for a missing value.
 NA = "n/a"
 
-_VERDICT = re.compile(r"^(AGREES|DISAGREES|NOT RUN)(?: \(([^)]*)\))?:\s*")
+_VERDICT = re.compile(r"\b(AGREES|DISAGREES|NOT RUN)(?: \(([^)]*)\))?:\s*")
 _VERDICT_WORDS = {"AGREES": "Agrees with the paper", "DISAGREES": "Differs from the paper",
                   "NOT RUN": "Not run"}
 
 
 def verdict(line: str) -> str:
     """A computed finding as Markdown: ``"AGREES (finding 1): x"`` -> ``"**Agrees with the
-    paper (finding 1).** x"``; a line without a verdict is returned as is."""
-    m = _VERDICT.match(line)
-    if not m:
-        return line
-    head = _VERDICT_WORDS[m.group(1)] + (f" ({m.group(2)})" if m.group(2) else "")
-    return f"**{head}.** {line[m.end():]}"
+    paper (finding 1).** x"``, wherever in the line the verdict stands; a line without a
+    verdict is returned as is."""
+    def bold(m: re.Match) -> str:
+        head = _VERDICT_WORDS[m.group(1)] + (f" ({m.group(2)})" if m.group(2) else "")
+        return f"**{head}.** "
+
+    return _VERDICT.sub(bold, line)
 
 
 def prose(*paragraphs: str) -> Markdown:
@@ -94,7 +95,7 @@ def count(v) -> str:
     return f"{int(round(float(v))):,}"
 
 
-def _cell(v, digits: int) -> str:
+def _cell(v, digits: int, lead_zero: bool = False) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (int, np.integer)):
@@ -104,7 +105,9 @@ def _cell(v, digits: int) -> str:
             return NA
         if float(v).is_integer() and abs(v) >= 1000:
             return count(v)
-        return num(v, digits)
+        if abs(v) >= 1000:
+            return f"{float(v):,.{digits}f}".replace("-", "−")
+        return num(v, digits, lead_zero=lead_zero)
     if v is None or v is pd.NA or v is pd.NaT:
         return NA
     return str(v)
@@ -134,12 +137,13 @@ def _label(x) -> str:
 
 def table(df: pd.DataFrame, caption: str, bold: pd.DataFrame | None = None,
           formats: Mapping[object, Callable | str] | None = None, digits: int = 4,
-          index: bool = True, notes: str = "") -> HTML:
+          index: bool = True, notes: str = "", lead_zero: bool = False) -> HTML:
     """``df`` as a captioned HTML table for reading, in a box that scrolls on its own.
 
     Values are formatted per column by ``formats`` (a callable or a format
     string) and otherwise by type (:func:`num` with ``digits``, :func:`count`,
-    yes/no, :data:`NA`); already formatted strings are kept. ``bold``: a frame
+    yes/no, :data:`NA`); already formatted strings are kept. Metric values lose their
+    leading zero (``.7267``); ``lead_zero`` keeps it for other quantities (``0.47`` min). ``bold``: a frame
     of the same labels, True where the cell is set in bold (:func:`best_mask`).
     ``notes``: a line under the table (plain text).
     """
@@ -149,7 +153,7 @@ def table(df: pd.DataFrame, caption: str, bold: pd.DataFrame | None = None,
         f = formats.get(col)
         for row, v in zip(df.index, df[col]):
             if f is None:
-                s = _cell(v, digits)
+                s = _cell(v, digits, lead_zero)
             elif callable(f):
                 s = NA if v is None or (isinstance(v, float) and np.isnan(v)) else f(v)
             else:
@@ -164,27 +168,31 @@ def table(df: pd.DataFrame, caption: str, bold: pd.DataFrame | None = None,
         shown.columns = shown.columns.map(lambda t: tuple(html.escape(str(x)) for x in t))
     else:
         shown.columns = [html.escape(str(c)) for c in shown.columns]
-    styler = shown.style.set_caption(html.escape(caption)).set_table_attributes('class="phd-table"')
+    styler = shown.style.set_table_attributes('class="phd-table"')
     if not index:
         styler = styler.hide(axis="index")
     body = styler.to_html()
+    # the caption sits above the scrolling box, so it wraps with the page, not the table
+    head = f'<p class="phd-caption">{html.escape(caption)}</p>'
     foot = f'<p class="phd-table-note">{html.escape(notes)}</p>' if notes else ""
-    return HTML(f'<div class="phd-table-wrap">{body}</div>{foot}')
+    return HTML(f'<div class="phd-table-block">{head}<div class="phd-table-wrap">{body}</div>'
+                f'{foot}</div>')
 
 
 def profile_banner(profile: str, note: str = "") -> Markdown | None:
     """A visible warning on a page built with the quick profile (None for the full profile).
 
-    ``note``: what the quick profile changes for this page's methods
-    (:func:`phdlib.experiments.profile_note`).
+    ``note`` (what the quick profile changes per method,
+    :func:`phdlib.experiments.profile_note`) is not shown here: it belongs in the page's
+    :func:`computed` block.
     """
     if profile == "full":
         return None
-    detail = " ".join(note.split("\n", 1)[1:]).strip() if note else ""
     text = ("**Reduced settings (profile 'quick'), not the paper's protocol.** Hyper-parameters "
             "are fixed, tuning grids are skipped and training is shorter, so the numbers on this "
-            "page check that the code runs; they are not comparable to the paper's.")
-    return Markdown(f":::{{warning}}\n{text}" + (f"\n\n{detail}" if detail else "") + "\n:::")
+            "page check that the code runs; they are not comparable to the paper's. The folded "
+            "block at the end of the page lists what changes per method.")
+    return Markdown(f":::{{warning}}\n{text}\n:::")
 
 
 class Timer:
@@ -234,6 +242,7 @@ def computed(dataset: str | None = None, profile: str | None = None, seeds=None,
     rows.append(("phdlib", __version__))
     rows.append(("commit", git_commit() or "unknown (not a git checkout)"))
     body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
-    paras = "".join(f"<p>{html.escape(n)}</p>" for n in notes if n and n.strip())
+    paras = "".join("<p>" + html.escape(n.strip()).replace("\n", "<br>") + "</p>"
+                    for n in notes if n and n.strip())
     return HTML('<details class="phd-computed"><summary>How this page was computed</summary>'
                 f'<table class="phd-provenance">{body}</table>{paras}</details>')

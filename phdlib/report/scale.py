@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .. import scale
-from .style import COLORS, label
+from .style import COLORS, dataset_label, label
 
-#: Issue 14's targets for a one-seed reproduction of one dataset on this machine kind.
+#: What a one-seed reproduction of one dataset should fit on a 2-core, 24 GiB workstation.
 TARGET_MINUTES = 60.0
 TARGET_GIB = 8.0
 
@@ -309,4 +309,109 @@ def reproduction_summary(manifest: dict) -> dict:
                             else bool(wall <= TARGET_MINUTES and not out["failed"]))
     bound = out["memory_bound_gib"]
     out["within 8 GiB"] = pd.NA if bound != bound else bool(bound <= TARGET_GIB)
+    return out
+
+
+def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifest: dict | None = None,
+                 jobs: int = 2, seeds: int = 5) -> pd.DataFrame:
+    """What a reader should expect per dataset, smallest first: the answer of "Cost at scale".
+
+    quick, full: :func:`phdlib.scale.per_cell` frames of the quick-profile and the
+    full-profile sweeps (every recorded full sweep concatenated); manifest: a ``phd reproduce``
+    manifest (:func:`phdlib.runner.load_manifest`) of one dataset, whose end-to-end wall time
+    replaces the bound for that dataset. Columns: ``ratings``; ``quick_minutes`` (one seed, the
+    quick profile, summed over cells); ``full_minutes`` (one seed at the paper's settings,
+    summed over cells) with ``projected`` (cells of it projected from the quick profile,
+    :func:`projected`); ``jobs_minutes`` (wall minutes with ``jobs`` workers: measured end to
+    end where the manifest is of that dataset, else :func:`least_wall_minutes`, a lower bound)
+    and ``jobs_measured`` (bool); ``seeds_hours`` (Table 1's ``seeds`` seeds: at most
+    ``seeds`` times ``jobs_minutes``, in hours, as the grids run once); ``peak_gib`` (the
+    largest peak of one process, either profile); ``longest`` and ``longest_minutes`` (the
+    cell no number of workers can shorten).
+    """
+    proj = projected(full, quick)
+    rows = []
+    for d, q in quick.groupby("dataset", sort=False):
+        f = full[full["dataset"] == d]
+        p = proj[proj["dataset"] == d]
+        each = pd.concat([f.assign(minutes=f["wall_s"] / 60)[["method", "bits", "minutes"]],
+                          p.rename(columns={"projected_minutes": "minutes"})
+                          [["method", "bits", "minutes"]]], ignore_index=True)
+        top = each.loc[each["minutes"].idxmax()] if each["minutes"].notna().any() else None
+        measured = manifest is not None and str(manifest["cells"]["dataset"].iloc[0]) == d
+        rows.append({
+            "dataset": d, "ratings": int(q["ratings"].iloc[0]),
+            "quick_minutes": q["wall_s"].sum() / 60,
+            "full_minutes": each["minutes"].sum(min_count=1) if len(each) else np.nan,
+            "projected": int(len(p)),
+            "jobs_minutes": (reproduction_summary(manifest)["wall_minutes"] if measured
+                             else least_wall_minutes(each["minutes"], jobs)),
+            "jobs_measured": bool(measured),
+            "peak_gib": max(q["peak_rss_mb"].max(), f["peak_rss_mb"].max()
+                            if len(f) else 0) / 1024,
+            "longest": "" if top is None else f"{label(top['method'])} {int(top['bits'])}b",
+            "longest_minutes": np.nan if top is None else float(top["minutes"]),
+        })
+    out = pd.DataFrame(rows).set_index("dataset").sort_values("ratings")
+    # an upper bound on one seed with the jobs: measured, or the cells one after another
+    out["jobs_upper_minutes"] = out["jobs_minutes"].where(out["jobs_measured"],
+                                                          out["full_minutes"])
+    out["seeds_hours"] = seeds * out["jobs_upper_minutes"] / 60
+    out.attrs.update(jobs=jobs, seeds=seeds)
+    return out
+
+
+def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
+                         cpu: str = "") -> list[str]:
+    """Sentences from :func:`expectations`: which datasets reproduce one seed at the paper's
+    settings within :data:`TARGET_MINUTES` on ``jobs`` workers, which do not and why (the
+    longest cell), and the memory they need."""
+    jobs, seeds = table.attrs.get("jobs", 2), table.attrs.get("seeds", 5)
+    where = f"{jobs} jobs" + (f" on a {cpus}-core machine" if cpus else "") + \
+        (f" ({cpu})" if cpu else "")  # noqa: E127
+    fits = table[table["jobs_minutes"] <= TARGET_MINUTES]
+    over = table[table["jobs_minutes"] > TARGET_MINUTES]
+    out = []
+    if len(fits):
+        out.append("**Within the hour:** one seed of every method at the paper's settings "
+                   "takes " + "; ".join(
+                       f"{dataset_label(d)} {r.jobs_minutes:.0f} min (measured end to end)"
+                       if r.jobs_measured else f"{dataset_label(d)} {r.jobs_minutes:.0f} to "
+                       f"{r.jobs_upper_minutes:.0f} min" for d, r in fits.iterrows())
+                   + f" with {where}. Table 1's {seeds} seeds take at most "
+                   + ", ".join(f"{r.seeds_hours:.1f} h" for _, r in fits.iterrows())
+                   + " respectively, as the tuning grids run once.")
+    for d, r in over.iterrows():
+        out.append(f"**{dataset_label(d)}: hours.** One seed at the paper's settings needs at least "
+                   f"{r.jobs_minutes:.0f} min with {jobs} jobs"
+                   + (f" ({r.projected} of its cells projected from the quick profile)"
+                      if r.projected else "")
+                   + f", and at least {r.longest_minutes:.0f} min on any number of workers: "
+                   f"its longest cell, {r.longest}, cannot be shared. The quick profile takes "
+                   f"{r.quick_minutes:.0f} min of cells there.")
+    out.append(f"**Memory:** no process needed more than {table['peak_gib'].max():.1f} GiB "
+               f"(largest: {dataset_label(table['peak_gib'].idxmax())}), within a "
+               f"{TARGET_GIB:.0f} GiB machine.")
+    return out
+
+
+def expectations_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`expectations` for reading: labelled datasets, minutes and hours rounded, a bound
+    marked ``≥`` and a partly projected sum marked as such."""
+    jobs, seeds = table.attrs.get("jobs", 2), table.attrs.get("seeds", 5)
+    out = pd.DataFrame(index=[dataset_label(d) for d in table.index])
+    out.index.name = "dataset"
+    out["ratings"] = [f"{int(r):,}" for r in table["ratings"]]
+    out["quick profile, one seed (min)"] = [f"{m:.1f}" for m in table["quick_minutes"]]
+    out["paper's settings, one seed (min of cells)"] = [
+        f"{m:.0f}" + (f" ({p} cells projected)" if p else "")
+        for m, p in zip(table["full_minutes"], table["projected"])]
+    out[f"… with {jobs} jobs (min)"] = [
+        f"{m:.0f} (measured)" if ok else f"{m:.0f} to {u:.0f}"
+        for m, u, ok in zip(table["jobs_minutes"], table["jobs_upper_minutes"],
+                            table["jobs_measured"])]
+    out[f"Table 1 with {seeds} seeds (h)"] = [f"≤ {h:.1f}" for h in table["seeds_hours"]]
+    out["longest cell"] = [f"{c}, {m:.0f} min" for c, m in zip(table["longest"],
+                                                               table["longest_minutes"])]
+    out["peak memory (GiB)"] = [f"{g:.2f}" for g in table["peak_gib"]]
     return out

@@ -12,7 +12,8 @@ from .. import methods
 from ..metrics import METRIC_LABELS, METRICS
 from .page import mean_std
 
-__all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "MF", "label", "fmt_value"]
+__all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "MF", "label", "fmt_value",
+           "DATASET_LABELS", "dataset_label"]
 
 #: The paper's model, the method VH_PHD (Table 1's Delta% row is its gain).
 PHD = "vh-phd"
@@ -24,6 +25,18 @@ MF = "mf"
 COLORS: dict[str, str] = {"cccf": "tab:green", "dcf": "tab:orange", "vh": "tab:blue",
                           "vh-phd": "tab:red", "mf": "black", "mf-als": "tab:gray",
                           "item-mean": "tab:purple"}
+
+
+#: How the book names a dataset on its pages (a name not listed is shown as it is).
+DATASET_LABELS = {"ml-100k": "ML-100K", "ml-1m": "ML-1M", "ml-10m": "ML-10M",
+                  "yelp": "Yelp", "amazon": "Amazon", "synthetic": "synthetic data",
+                  "synthetic-yelp": "Yelp shape", "synthetic-ml-10m": "ML-10M shape",
+                  "synthetic-amazon": "Amazon shape"}
+
+
+def dataset_label(name: str) -> str:
+    """``"ml-1m"`` -> ``"ML-1M"``, ``"synthetic-ml-10m"`` -> ``"ML-10M shape"``."""
+    return DATASET_LABELS.get(str(name), str(name))
 
 
 def label(method: str) -> str:

@@ -22,7 +22,7 @@ from .compare import TOLERANCE, comparison
 from .groups import by_method, per_user
 from .page import best_mask, num, pct
 from .page import table as page_table
-from .style import METRIC_LABELS, METRICS, MF, PHD, fmt_value, label
+from .style import METRIC_LABELS, METRICS, MF, PHD, dataset_label, fmt_value, label
 
 __all__ = ["Table1", "table1", "format_table1", "table1_html", "table1_findings",
            "significance_table", "additions_findings", "FINDING3_METHODS"]
@@ -170,8 +170,10 @@ def table1_html(t: Table1, seeds: int, alpha: float = 0.05):
         for met in METRICS:
             bold.loc[label(m), (METRIC_LABELS[met], "ours")] = bool(best.loc[m, METRIC_LABELS[met]])
     unit = "dimensions for MF" if any(m.startswith("mf") for m in rows) else ""
-    caption = (f"Table 1 on {t.dataset}, {t.bits} bits{f' ({t.bits} {unit})' if unit else ''}: "
-               f"test NDCG@5, NDCG@10 and MRR, our mean ± std over {seeds} model seed(s) beside "
+    over = "on one model seed" if seeds == 1 else f"mean ± std over {seeds} model seeds"
+    caption = (f"Table 1 on {dataset_label(t.dataset)}, {t.bits} bits"
+               f"{f' ({t.bits} {unit})' if unit else ''}: "
+               f"test NDCG@5, NDCG@10 and MRR, ours {over} beside "
                f"the paper's single run. Best of ours per metric in bold. * on our mean: "
                f"significantly better than every Hamming method of the column (paired two-tailed "
                f"t-test over users on per-user values averaged over seeds, Bonferroni over the "
