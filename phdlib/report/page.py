@@ -148,20 +148,22 @@ def table(df: pd.DataFrame, caption: str, bold: pd.DataFrame | None = None,
     ``notes``: a line under the table (plain text).
     """
     formats = dict(formats or {})
-    shown = pd.DataFrame(index=df.index, columns=df.columns, dtype=object)
-    for col in df.columns:
-        f = formats.get(col)
-        for row, v in zip(df.index, df[col]):
-            if f is None:
-                s = _cell(v, digits, lead_zero)
-            elif callable(f):
-                s = NA if v is None or (isinstance(v, float) and np.isnan(v)) else f(v)
-            else:
-                s = NA if v is None or (isinstance(v, float) and np.isnan(v)) else f.format(v)
-            shown.loc[row, col] = html.escape(s)
+
+    def one(v, f) -> str:
+        missing = v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+        if f is None:
+            return _cell(v, digits, lead_zero)
+        if missing:
+            return NA
+        return f(v) if callable(f) else f.format(v)
+
+    # built column by column, by position: labels in reading order need no sorted index
+    shown = pd.DataFrame({j: [html.escape(one(v, formats.get(col))) for v in df.iloc[:, j]]
+                          for j, col in enumerate(df.columns)}, index=df.index)
+    shown.columns = df.columns
     if bold is not None:
-        b = bold.reindex(index=df.index, columns=df.columns).fillna(False).astype(bool)
-        shown = shown.where(~b, "<strong>" + shown.astype(str) + "</strong>")
+        b = bold.astype(bool).reindex(index=df.index, columns=df.columns, fill_value=False)
+        shown = shown.where(~b.to_numpy(), "<strong>" + shown.astype(str) + "</strong>")
     shown.index = [html.escape(_label(i)) for i in shown.index] if not isinstance(
         shown.index, pd.MultiIndex) else shown.index.map(lambda t: tuple(html.escape(str(x)) for x in t))
     if isinstance(shown.columns, pd.MultiIndex):
