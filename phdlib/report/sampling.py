@@ -120,23 +120,23 @@ def sampling_findings(table: pd.DataFrame) -> list[str]:
     order = [(a, b) for a, b in zip(rank["train"], rank["eval"])]
     out = []
     out.append(("AGREES" if order[0] == PAPER_ORDER[0] else "DISAGREES")
-               + f": the best combination is {combination(*order[0])} "
+               + f": The best combination is {combination(*order[0])} "
                f"({page.num(m[order[0]])}); the paper's best is stochastic training "
                "with deterministic evaluation.")
     out.append(("AGREES" if order[1] == PAPER_ORDER[1] else "DISAGREES")
-               + f": second is {combination(*order[1])} ({page.num(m[order[1]])}); "
+               + f": Second is {combination(*order[1])} ({page.num(m[order[1]])}); "
                "the paper's second is deterministic training and evaluation.")
     det_eval = min(m[PAPER_ORDER[0]], m[PAPER_ORDER[1]])
     sto_eval = max(m[PAPER_ORDER[2]], m[PAPER_ORDER[3]])
     out.append(("AGREES" if sto_eval < det_eval else "DISAGREES")
-               + f": the better stochastic evaluation ({page.num(sto_eval)}) is "
+               + f": The better stochastic evaluation ({page.num(sto_eval)}) is "
                + ("below" if sto_eval < det_eval else "not below")
                + f" the worse deterministic evaluation ({page.num(det_eval)}), "
-               f"a gap of {page.num(det_eval - sto_eval, sign=True)}.")
+               f"a difference of {page.num(abs(det_eval - sto_eval))}.")
     a, b = m[PAPER_ORDER[3]], m[PAPER_ORDER[2]]
     worse = a < b
     out.append(("AGREES" if worse else "DISAGREES")
-               + ": with stochastic evaluation, deterministic training "
+               + ": With stochastic evaluation, deterministic training "
                f"({page.num(a)}) is " + ("worse" if worse else "not worse")
                + f" than stochastic training ({page.num(b)}); the paper finds it worst of all.")
     return out

@@ -173,7 +173,7 @@ def users_findings(frame: pd.DataFrame, order: str) -> list[str]:
         if ham:
             verdict = ("AGREES" if share >= 0.95 else
                        ("AGREES (partly)" if share >= 0.5 else "DISAGREES"))
-            out.append(f"{verdict}: the smoothed VH_PHD curve lies above every Hamming baseline "
+            out.append(f"{verdict}: The smoothed VH_PHD curve lies above every Hamming baseline "
                        f"({', '.join(label(h) for h in ham)}) for "
                        f"{page.pct(100 * share, sign=False)} of the users; the paper: VH_PHD "
                        "outperforms all Hamming baselines across users.")
@@ -240,9 +240,11 @@ def users_conclusion(frames: dict[str, pd.DataFrame]) -> str:
     act = frames.get("n_rated")
     if act is not None and MF in act.columns and PHD in act.columns:
         g = fifth_gaps(act)[label(PHD)]
+        grows = g.iloc[1] > g.iloc[0]
         text.append(f"MF is {_above(g.iloc[0])} VH_PHD for the least active fifth of users "
-                    f"and {_above(g.iloc[1])} it for the most active fifth; the paper sees "
-                    "the gap grow with activity.")
+                    f"and {_above(g.iloc[1])} it for the most active fifth, so the gap "
+                    f"{'grows' if grows else 'does not grow'} with activity "
+                    f"({'as' if grows else 'unlike'} in the paper).")
     return " ".join(text) or "No VH_PHD curve was drawn, so this page draws no conclusion."
 
 
@@ -254,17 +256,19 @@ def users_tally(frames: dict[str, pd.DataFrame]) -> str:
     that differs from the paper.
     """
     fig = {"mf": "Figure 1", "n_rated": "Figure 2", "avg_popularity": "Figure 3"}
-    checked, differ = 0, []
+    checked, partly, differ = 0, 0, []
     for order, frame in frames.items():
         for line in users_findings(frame, order):
             if line.startswith(("AGREES", "DISAGREES")):
                 checked += 1
+                partly += line.startswith("AGREES (partly)")
                 if line.startswith("DISAGREES"):
                     differ.append(f"{fig.get(order, order)}: {line.split(': ', 1)[1]}")
     if not checked:
         return "No statement of the paper could be checked on these runs."
     text = (f"Of the {checked} statements of the paper checked on this page, "
-            f"{checked - len(differ)} hold in this build.")
+            f"{checked - len(differ)} hold in this build"
+            + (f" ({partly} only in part)." if partly else "."))
     if differ:
         text += " Where it differs from the paper:\n\n" + "\n".join(f"- {d}" for d in differ)
     return text
