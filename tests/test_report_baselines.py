@@ -58,7 +58,7 @@ def test_tolerance_lines_and_conclusion():
     assert len(im) == 2 and "VH_PHD" in im[0]
     assert bl.item_mean_lines(runs, WIDTHS, "ml-100k") == []
     als = bl.als_lines(runs, WIDTHS, "ml-1m")
-    assert als[0].startswith("32 dimensions: ALS (λ = 1, 200 passes)") and "MF row" in als[0]
+    assert als[0].startswith("32 dimensions: ALS (λ = 1, 200 epochs)") and "MF row" in als[0]
 
 
 def test_grid_and_settings():

@@ -162,7 +162,8 @@ def als_lines(runs: Mapping, widths: Iterable[int], dataset: str) -> list[str]:
     for b in widths:
         a, s = runs[("mf-als", b)].metrics, runs[("mf", b)].metrics
         c = runs[("mf-als", b)].effective_config
-        line = (f"{b} dimensions: ALS ({setting(c, ('reg', 'epochs'))}) is "
+        conf = f"λ = {c['reg']:g}, {c['epochs']} epochs" if "reg" in c else "ALS"
+        line = (f"{b} dimensions: ALS ({conf}) is "
                 f"{page.num(a['ndcg@10'] - s['ndcg@10'], sign=True)} in NDCG@10 and "
                 f"{page.num(a['mrr'] - s['mrr'], sign=True)} in MRR against the paper's "
                 "MF procedure")
