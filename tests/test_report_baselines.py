@@ -77,7 +77,9 @@ def test_grid_and_settings():
 
 
 def test_tuning_grid_and_tie_tables():
-    g = pd.DataFrame({"blocks": [[16, 16], [64]], "alpha": [0.001, 0.1], "beta": [0.001, 0.1],
+    assert bl.blocks_text(np.array([16, 16])) == "[16, 16]" == bl.blocks_text("[16, 16]")
+    assert bl.blocks_text(64) == "[64]"
+    g = pd.DataFrame({"blocks": [np.array([16, 16]), np.array([64])], "alpha": [0.001, 0.1], "beta": [0.001, 0.1],
                       "valid_ndcg@10": [.8, .81], "test_ndcg@10": [.7, .71],
                       "train_seconds": [1.0, 2.0], "chosen": [False, True]})
     shown, bold = bl.tuning_grid_shown(g)

@@ -24,7 +24,7 @@ __all__ = ["comparison_shown", "tolerance_lines", "grid_shown", "setting", "chos
            "variant_lines", "sanity_table", "item_mean_lines", "metric_columns",
            "diff_formats", "baselines_conclusion", "tuning_grid_shown", "time_formats",
            "dcf_runs_table", "layouts_table", "weights_lines", "defaults_rows",
-           "defaults_lines", "tie_spread_lines", "cost_table", "dcf_conclusion"]
+           "defaults_lines", "tie_spread_lines", "cost_table", "dcf_conclusion", "blocks_text"]
 
 _FIELD = {"ours": "ours", "paper": "paper", "diff": "ours − paper"}
 
@@ -99,11 +99,22 @@ def grid_shown(grid: pd.DataFrame, rows: str = "λ", columns: str = "passes",
     return shown, bold
 
 
+def blocks_text(v) -> str:
+    """Block sizes as ``[16, 16]`` from a list, a tuple, an array (a grid read back from
+    parquet) or a string."""
+    if isinstance(v, str):
+        return v
+    try:
+        return "[" + ", ".join(str(int(x)) for x in v) + "]"
+    except TypeError:
+        return f"[{int(v)}]"
+
+
 def setting(config: Mapping, keys: Iterable[str]) -> str:
     """A configuration in words: ``"λ = 1, 100 passes"``; keys missing from ``config`` are skipped."""
     words = {"reg": lambda v: f"λ = {v:g}", "epochs": lambda v: f"{v} passes",
              "alpha": lambda v: f"α = {v:g}", "beta": lambda v: f"β = {v:g}",
-             "scope": lambda v: f"{v} thresholds", "blocks": lambda v: f"blocks {list(v)}"}
+             "scope": lambda v: f"{v} thresholds", "blocks": lambda v: f"blocks {blocks_text(v)}"}
     return ", ".join(words.get(k, lambda v, k=k: f"{k} = {v}")(config[k])
                      for k in keys if k in config)
 
@@ -357,7 +368,7 @@ def tuning_grid_shown(grid: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         key = key if isinstance(key, tuple) else ("setting", key)
         v = grid[c]
         if c == "blocks":
-            v = v.map(lambda x: str(list(x)))
+            v = v.map(blocks_text)
         elif c in ("alpha", "beta"):
             v = v.map(lambda x: f"{x:g}")
         data[key] = v.to_numpy()
@@ -498,8 +509,8 @@ def dcf_conclusion(cmp: pd.DataFrame, runs: Mapping, widths: Iterable[int],
         text.append(f"Against the paper's Table 1, {len(ok)} of {len(have)} rows lie within "
                     f"{page.num(tolerance, 3)} on every metric"
                     + (f"; outside: {', '.join(off)}." if off else "."))
-    blocks = {b: list(runs[("cccf", b)].effective_config.get("blocks", [b])) for b in widths}
-    single = [b for b, bl in blocks.items() if len(bl) == 1]
+    blocks = {b: blocks_text(runs[("cccf", b)].effective_config.get("blocks", [b])) for b in widths}
+    single = [b for b, bl in blocks.items() if "," not in bl]
     if len(single) == len(blocks):
         text.append("CCCF ends with a single block at every width, so here it is DCF trained "
                     "with CCCF's settings.")
