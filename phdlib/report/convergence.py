@@ -55,7 +55,7 @@ def plot_convergence(logs: dict[str, list[pd.DataFrame]], title: str = "", axes=
     axes[0].set_ylabel("validation NDCG@10")
     for a in axes:
         a.grid(alpha=0.3)
-        a.legend(fontsize=8)
+    axes[0].legend(fontsize=8, loc="lower right")
     if title:
         axes[0].figure.suptitle(title)
     return axes
@@ -105,26 +105,29 @@ def _ratio(a: float, b: float) -> str:
 def convergence_shown(summary: pd.DataFrame) -> pd.DataFrame:
     """:func:`convergence_summary` for reading: one row per level, VH_PHD beside VH.
 
-    Rows: ``"50%"``, ... of the way to the common level. Columns (str, formatted):
-    ``validation NDCG@10`` (the level), ``VH_PHD iterations``, ``VH iterations``,
-    ``VH_PHD seconds``, ``VH seconds`` (means over runs) and ``VH / VH_PHD``
-    (the ratio of iterations, ``3.2×``). Empty without both methods.
+    Rows: ``"50%"``, ... of the way to the common level. Columns (MultiIndex,
+    values formatted as str): ``("", "NDCG@10")`` (the level), ``("iterations",
+    "VH_PHD")``, ``("iterations", "VH")``, ``("iterations", "ratio")`` (VH's over
+    VH_PHD's, ``3.2×``), ``("seconds", "VH_PHD")``, ``("seconds", "VH")``; means
+    over runs. Empty without both methods.
     """
     if summary.empty or not {"vh", PHD} <= set(summary["method"]):
         return pd.DataFrame()
     g = summary.groupby(["fraction", "method"])[["level", "iterations", "seconds"]].mean()
     rows = {}
+    p, v = label(PHD), label("vh")
     for f in sorted(summary["fraction"].unique()):
         a, b = g.loc[(f, PHD)], g.loc[(f, "vh")]
         rows[f"{100 * f:.0f}%"] = {
-            "validation NDCG@10": page.num(a["level"]),
-            f"{label(PHD)} iterations": page.count(a["iterations"]),
-            f"{label('vh')} iterations": page.count(b["iterations"]),
-            f"{label(PHD)} seconds": page.num(a["seconds"], 1, lead_zero=True),
-            f"{label('vh')} seconds": page.num(b["seconds"], 1, lead_zero=True),
-            f"{label('vh')} / {label(PHD)} iterations": _ratio(a["iterations"], b["iterations"]),
+            ("", "NDCG@10"): page.num(a["level"]),
+            ("iterations", p): page.count(a["iterations"]),
+            ("iterations", v): page.count(b["iterations"]),
+            ("iterations", "ratio"): _ratio(a["iterations"], b["iterations"]),
+            ("seconds", p): page.num(a["seconds"], 1, lead_zero=True),
+            ("seconds", v): page.num(b["seconds"], 1, lead_zero=True),
         }
     out = pd.DataFrame.from_dict(rows, orient="index")
+    out.columns = pd.MultiIndex.from_tuples(out.columns)
     out.index.name = "share of the way"
     return out
 

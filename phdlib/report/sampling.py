@@ -78,7 +78,7 @@ def plot_sampling(table: pd.DataFrame, metric: str = "ndcg@10", title: str = "",
     for i, v in enumerate(t["mean"]):
         ax.text(i, v, page.num(v), ha="center", va="bottom", fontsize=8)
     ax.set_ylabel(f"test {METRIC_LABELS.get(metric, metric)}")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="upper right")
     if title:
         ax.set_title(title)
     return ax
