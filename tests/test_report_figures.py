@@ -14,6 +14,7 @@ from test_report_helpers import FIGURE, LEVELS, make_run, make_runs, stub_regist
 
 from phdlib import experiments as E
 from phdlib import report
+from phdlib.report import convergence, sampling, users
 
 pytestmark = pytest.mark.usefixtures("stub_registry")
 
@@ -54,8 +55,20 @@ def test_users_curves_and_figure():
     ax = report.plot_users(frame, "mf", "t")
     assert len(ax.lines) == 5
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["CCCF", "DCF", "VH", "VH_PHD", "MF"]
-    text = " ".join(report.users_findings(frame, "mf"))
+    lines = report.users_findings(frame, "mf")
+    text = " ".join(lines)
     assert "VH_PHD" in text and "100.0%" in text and "(CCCF, DCF, VH)" in text
+    assert lines[0].startswith("AGREES:") and "hardest fifth" in lines[-1]
+    assert "above VH_PHD" in lines[1] and "closes" in lines[1]
+    gaps = users.fifth_gaps(frame)
+    assert list(gaps.index) == ["lowest fifth", "highest fifth"]
+    assert list(gaps.columns) == ["CCCF", "DCF", "VH", "VH_PHD"] and (gaps["VH"] > 0).all()
+    assert users.key_range(frame.assign(key=np.arange(200.0)), "n_rated").startswith(
+        "The number of rated items per user runs from 0 to 199")
+    frames = {"mf": frame, "n_rated": frame}
+    summary = users.users_conclusion(frames)
+    assert "100.0%, 100.0%" in summary and "MF is" in summary and "nan" not in summary.lower()
+    assert users.users_tally(frames).startswith("Of the ")
     key = pd.Series(np.arange(200)[::-1], index=frame.index.sort_values())
     trend = report.users_findings(report.users_curves(curves, key, window=50), "n_rated")
     assert any("fifth of users" in s for s in trend)
@@ -81,7 +94,20 @@ def test_sampling_table_figure_and_findings():
     ax = report.plot_sampling(tab)
     assert len(ax.patches) == 4
     assert all(s.startswith("AGREES") for s in report.sampling_findings(tab))
-    assert "only 3" in report.sampling_findings(tab.iloc[:3])[0]
+    assert "Only 3" in report.sampling_findings(tab.iloc[:3])[0]
+    shown, bold = sampling.sampling_shown(tab)
+    assert list(shown.columns) == ["training", "evaluation", "NDCG@10", "below the best", "seeds"]
+    top = tab.iloc[0]["mean"]
+    assert shown.iloc[0]["NDCG@10"] == f"{top:.4f}"[1:] and "±" not in shown.iloc[0]["NDCG@10"]
+    d = top - tab.iloc[1]["mean"]
+    assert shown.iloc[1]["below the best"] == f"−{d:.4f}"[:1] + f"{d:.4f}"[1:]
+    assert shown.iloc[0]["below the best"] == "–" and bold.iloc[0]["NDCG@10"]
+    assert bold.to_numpy().sum() == 1
+    text = sampling.sampling_conclusion(tab)
+    assert "All four" in text and "one seed" in text and "nan" not in text.lower()
+    worse = tab.assign(mean=[.70, .74, .75, .65])  # stochastic evaluation on top
+    lines = sampling.sampling_findings(worse)
+    assert lines[0].startswith("DISAGREES") and "does not cost" in sampling.sampling_conclusion(worse)
 
 
 def test_convergence_figure_and_summary():
@@ -100,6 +126,20 @@ def test_convergence_figure_and_summary():
     r = s.set_index(["fraction", "method"])
     assert r.loc[(0.5, "vh-phd"), "iterations"] < r.loc[(0.5, "vh"), "iterations"]
     assert all(x.startswith("AGREES") for x in report.convergence_findings(s))
+    shown = convergence.convergence_shown(s)
+    assert list(shown.index) == ["50%", "99%"] and shown.index.name == "share of the way"
+    assert shown.iloc[0][("iterations", "ratio")].endswith("×")
+    assert "converges faster" in convergence.convergence_conclusion(s)
+    rev = s.assign(method=s["method"].map({"vh": "vh-phd", "vh-phd": "vh"}))
+    assert all(x.startswith("DISAGREES") for x in report.convergence_findings(rev))
+    assert "does not converge faster" in convergence.convergence_conclusion(rev)
+    assert convergence.convergence_shown(s[s.method == "vh"]).empty
+    run = make_run("vh", 64, 0, {"ndcg@10": .7})
+    run.metrics.update(iterations=15000, best_iteration=9000, train_seconds=12.5)
+    run.log = logs["vh"][0]
+    t = convergence.convergence_runs({"vh": [run]})
+    assert t.iloc[0]["method"] == "VH" and t.iloc[0]["best iteration"] == 9000
+    assert t.iloc[0]["best validation NDCG@10"] == pytest.approx(run.log["valid_ndcg@10"].max())
     assert report.convergence_summary({}).empty
     with pytest.raises(ValueError, match="lacks"):
         report.plot_convergence({"vh": [pd.DataFrame({"iteration": [1]})]})

@@ -11,9 +11,15 @@ import numpy as np
 import pandas as pd
 
 from .. import methods
+from . import page
 from .style import COLORS, MF, PHD, label
 
-__all__ = ["ORDERS", "user_features", "smooth_nearest", "users_curves", "plot_users", "users_findings"]
+__all__ = ["ORDERS", "user_features", "smooth_nearest", "users_curves", "plot_users",
+           "users_findings", "fifth_gaps", "key_range", "users_conclusion"]
+
+#: What the order key of each figure is, in words (for sentences about its range).
+KEYS = {"mf": "MF's NDCG@10 per user", "n_rated": "rated items per user",
+        "avg_popularity": "average item popularity per user"}
 
 #: x-axis wording of each order: ``"mf"`` (Figure 1), ``"n_rated"`` (2), ``"avg_popularity"`` (3).
 ORDERS = {"mf": "users ordered by MF NDCG@10", "n_rated": "users ordered by number of rated items",
@@ -96,46 +102,173 @@ def plot_users(frame: pd.DataFrame, order: str, title: str = "", ax=None):
     return ax
 
 
+def _methods_of(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c not in ("rank", "key")]
+
+
+def _phd_share(frame: pd.DataFrame) -> tuple[float, list[str]]:
+    """Share of users whose smoothed VH_PHD value beats every Hamming baseline's, and those baselines."""
+    cols = _methods_of(frame)
+    ham = [c for c in cols if c in methods.hashing_baselines()]
+    if PHD not in cols or not ham:
+        return np.nan, ham
+    return float((frame[PHD] > frame[ham].max(axis=1)).mean()), ham
+
+
+def _trend(frame: pd.DataFrame) -> tuple[str, float, float]:
+    """(``"falls"`` or ``"rises"`` for most methods, mean over methods in the lowest and
+    the highest fifth of users)."""
+    cols = _methods_of(frame)
+    n = len(frame)
+    lo, hi = frame.iloc[: n // 5][cols].mean(), frame.iloc[-(n // 5):][cols].mean()
+    return ("falls" if (hi < lo).mean() > 0.5 else "rises"), float(lo.mean()), float(hi.mean())
+
+
+def _above(v: float) -> str:
+    """``.0123 above`` / ``.0123 below``."""
+    return f"{page.num(abs(v))} {'above' if v >= 0 else 'below'}"
+
+
 def _mf_gap(frame: pd.DataFrame, ham: list[str]) -> str:
-    """How much of the Hamming baselines' mean smoothed gap to MF VH_PHD closes."""
+    """How much of the Hamming baselines' mean smoothed gap to MF VH_PHD closes (a sentence)."""
     gap_ham = float((frame[MF] - frame[ham].max(axis=1)).mean()) if ham else np.nan
     gap_phd = float((frame[MF] - frame[PHD]).mean())
+    text = f"On the smoothed curves MF is on average {_above(gap_phd)} VH_PHD"
+    if ham:
+        text += f" and {_above(gap_ham)} the best Hamming baseline at each position"
     if gap_phd <= 0:
-        note = " (VH_PHD is level with or above MF here: more than the paper's 'closes a large part')."
-    elif gap_phd < gap_ham:
-        note = (f" (VH_PHD closes {100 * (1 - gap_phd / gap_ham):.0f}% of the Hamming baselines' gap, "
-                "as the paper says it closes a large part)." if gap_ham > 0 else ".")
-    else:
-        note = " (VH_PHD does not close the gap here, unlike the paper)."
-    return (f"Mean smoothed gap to MF (MF minus method): best Hamming baseline {gap_ham:+.4f}, "
-            f"VH_PHD {gap_phd:+.4f}" + note)
+        return ("AGREES: " + text + "; VH_PHD is level with or above MF here, more than the "
+                "paper's 'bridges a large part of the gap'.")
+    if ham and gap_ham > 0 and gap_phd < gap_ham:
+        return ("AGREES: " + text + f", so VH_PHD closes {100 * (1 - gap_phd / gap_ham):.0f}% "
+                "of the Hamming baselines' gap to MF; the paper says it closes a large part.")
+    return ("DISAGREES: " + text + ", so VH_PHD does not close the Hamming baselines' gap "
+            "to MF here, unlike the paper.")
+
+
+def _mf_below(frame: pd.DataFrame) -> str:
+    """For what share of users the smoothed MF curve is below every other curve (a sentence)."""
+    others = [c for c in _methods_of(frame) if c != MF]
+    below = frame[others].min(axis=1) > frame[MF]
+    n = len(frame)
+    hard = float(below.iloc[: max(1, n // 5)].mean()) if n else np.nan
+    return (f"The smoothed MF curve lies below every other method's for "
+            f"{page.pct(100 * float(below.mean()), sign=False)} of the users, and for "
+            f"{page.pct(100 * hard, sign=False)} of the hardest fifth (the paper, on ML-10M: "
+            "hashing methods beat MF for the hardest users).")
 
 
 def users_findings(frame: pd.DataFrame, order: str) -> list[str]:
     """Computed statements about one of Figures 1-3 (share of users where VH_PHD leads, gap to MF, trend).
 
-    The Hamming baselines are the curves of :func:`phdlib.methods.hashing_baselines`.
+    frame: :func:`users_curves`' frame; order: a key of :data:`ORDERS`.
+    Returns sentences; those that check a statement of the paper start with
+    ``AGREES:``, ``AGREES (partly):`` or ``DISAGREES:``. The Hamming baselines
+    are the curves of :func:`phdlib.methods.hashing_baselines`.
     """
-    cols = [c for c in frame.columns if c not in ("rank", "key")]
+    cols = _methods_of(frame)
     out = []
     if PHD in cols:
-        baselines = methods.hashing_baselines()
-        ham = [c for c in cols if c in baselines]
+        share, ham = _phd_share(frame)
         if ham:
-            share = float((frame[PHD] > frame[ham].max(axis=1)).mean())
-            verdict = "AGREES" if share >= 0.95 else ("PARTLY AGREES" if share >= 0.5 else "DISAGREES")
-            out.append(f"{verdict}: the smoothed VH_PHD curve lies above every Hamming baseline "
-                       f"({', '.join(label(h) for h in ham)}) for {100 * share:.1f}% of the users "
-                       f"(the paper: VH_PHD outperforms all Hamming baselines across users).")
+            verdict = ("AGREES" if share >= 0.95 else
+                       ("AGREES (partly)" if share >= 0.5 else "DISAGREES"))
+            out.append(f"{verdict}: The smoothed VH_PHD curve lies above every Hamming baseline "
+                       f"({', '.join(label(h) for h in ham)}) for "
+                       f"{page.pct(100 * share, sign=False)} of the users; the paper: VH_PHD "
+                       "outperforms all Hamming baselines across users.")
         if MF in cols:
             out.append(_mf_gap(frame, ham))
+    if order == MF and MF in cols and len(cols) > 1:
+        out.append(_mf_below(frame))
     if order in ("n_rated", "avg_popularity") and cols:
-        n = len(frame)
-        lo, hi = frame.iloc[: n // 5][cols].mean(), frame.iloc[-(n // 5):][cols].mean()
-        trend = "falls" if (hi < lo).mean() > 0.5 else "rises"
+        trend, lo, hi = _trend(frame)
         expected = "falls" if order == "n_rated" else "rises"
         out.append(("AGREES" if trend == expected else "DISAGREES")
-                   + f": NDCG@10 {trend} from the lowest to the highest fifth of users for most methods "
-                   f"(mean over methods {float(lo.mean()):.4f} -> {float(hi.mean()):.4f}); the paper: it "
-                   f"{expected}.")
+                   + f": NDCG@10 {trend} from the lowest to the highest fifth of users for "
+                   f"most methods (mean over methods {page.num(lo)} to {page.num(hi)}); "
+                   f"in the paper it {expected}.")
     return out
+
+
+def fifth_gaps(frame: pd.DataFrame) -> pd.DataFrame:
+    """MF minus each method, averaged over the lowest and the highest fifth of users.
+
+    frame: :func:`users_curves`' frame with an MF column. Returns float64,
+    index ``["lowest fifth", "highest fifth"]`` (of the figure's order),
+    one column per other method (its label); positive means MF is higher.
+    """
+    n = len(frame)
+    parts = {"lowest fifth": frame.iloc[: n // 5], "highest fifth": frame.iloc[-(n // 5):]}
+    cols = [c for c in _methods_of(frame) if c != MF]
+    return pd.DataFrame({label(m): [float((p[MF] - p[m]).mean()) for p in parts.values()]
+                         for m in cols}, index=list(parts))
+
+
+def key_range(frame: pd.DataFrame, order: str) -> str:
+    """The range of the order key over the users of a figure, as a sentence."""
+    k = frame["key"]
+    if order == "n_rated":
+        return (f"The number of rated items per user runs from {page.count(k.min())} to "
+                f"{page.count(k.max())} (median {page.count(k.median())}).")
+    what = KEYS.get(order, order)
+    return (f"The {what} runs from {page.num(k.min(), 3)} to {page.num(k.max(), 3)} "
+            f"(median {page.num(k.median(), 3)}).")
+
+
+def users_conclusion(frames: dict[str, pd.DataFrame]) -> str:
+    """One paragraph of conclusion over Figures 1-3 (Markdown).
+
+    frames: ``{order: users_curves frame}`` for the orders of :data:`ORDERS` drawn.
+    """
+    shares, trends = [], []
+    for order, frame in frames.items():
+        share, ham = _phd_share(frame)
+        if ham and not np.isnan(share):
+            shares.append(page.pct(100 * share, sign=False))
+        if order in ("n_rated", "avg_popularity"):
+            expected = "falls" if order == "n_rated" else "rises"
+            trends.append((order, _trend(frame)[0] == expected))
+    text = []
+    if shares:
+        text.append("Across users, the smoothed VH_PHD curve lies above every Hamming "
+                    f"baseline for {', '.join(shares)} of the users in the "
+                    f"{'three orders' if len(shares) == 3 else 'orders drawn'}.")
+    for order, ok in trends:
+        what = "activity" if order == "n_rated" else "taste for popular items"
+        text.append(f"The trend with {what} {'agrees' if ok else 'disagrees'} with the paper's.")
+    act = frames.get("n_rated")
+    if act is not None and MF in act.columns and PHD in act.columns:
+        g = fifth_gaps(act)[label(PHD)]
+        grows = g.iloc[1] > g.iloc[0]
+        text.append(f"MF is {_above(g.iloc[0])} VH_PHD for the least active fifth of users "
+                    f"and {_above(g.iloc[1])} it for the most active fifth, so the gap "
+                    f"{'grows' if grows else 'does not grow'} with activity "
+                    f"({'as' if grows else 'unlike'} in the paper).")
+    return " ".join(text) or "No VH_PHD curve was drawn, so this page draws no conclusion."
+
+
+def users_tally(frames: dict[str, pd.DataFrame]) -> str:
+    """How many of the paper's statements checked on Figures 1-3 hold, and which do not (Markdown).
+
+    frames: ``{order: users_curves frame}``. Counts the sentences of
+    :func:`users_findings` that carry a verdict; names the figure of each
+    that differs from the paper.
+    """
+    fig = {"mf": "Figure 1", "n_rated": "Figure 2", "avg_popularity": "Figure 3"}
+    checked, partly, differ = 0, 0, []
+    for order, frame in frames.items():
+        for line in users_findings(frame, order):
+            if line.startswith(("AGREES", "DISAGREES")):
+                checked += 1
+                partly += line.startswith("AGREES (partly)")
+                if line.startswith("DISAGREES"):
+                    differ.append(f"{fig.get(order, order)}: {line.split(': ', 1)[1]}")
+    if not checked:
+        return "No statement of the paper could be checked on these runs."
+    text = (f"Of the {checked} statements of the paper checked on this page, "
+            f"{checked - len(differ)} hold in this build"
+            + (f" ({partly} only in part)." if partly else "."))
+    if differ:
+        text += " Where it differs from the paper:\n\n" + "\n".join(f"- {d}" for d in differ)
+    return text
