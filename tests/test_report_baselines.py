@@ -8,6 +8,7 @@ from test_report_helpers import make_run, stub_registry  # noqa: F401
 
 from phdlib import paper, report
 from phdlib.report import baselines as bl
+from phdlib.report import baselines_dcf as bd
 from phdlib.report import page
 
 pytestmark = pytest.mark.usefixtures("stub_registry")
@@ -84,17 +85,17 @@ def test_tuning_grid_and_tie_tables():
     g = pd.DataFrame({"blocks": [np.array([16, 16]), np.array([64])], "alpha": [0.001, 0.1], "beta": [0.001, 0.1],
                       "valid_ndcg@10": [.8, .81], "test_ndcg@10": [.7, .71],
                       "train_seconds": [1.0, 2.0], "chosen": [False, True]})
-    shown, bold = bl.tuning_grid_shown(g)
+    shown, bold = bd.tuning_grid_shown(g)
     assert ("setting", "blocks") in shown.columns and shown.iloc[0][("setting", "blocks")] == "[16, 16]"
     assert shown.iloc[1][("setting", "α")] == "0.1" and bold.iloc[1].all() and not bold.iloc[0].any()
-    assert bl.time_formats(shown) == {("training", "wall s"): "{:,.1f}"}
+    assert bd.time_formats(shown) == {("training", "wall s"): "{:,.1f}"}
     f = pd.DataFrame({"ndcg@5": [.6, .7, .5], "ndcg@10": [.65, .75, .55], "mrr": [.5, .6, .4]},
                      index=["expected", "optimistic", "pessimistic"])
     t = bl.tie_table({32: f})
     assert t.index[1] == ("32 bits", "best order") and list(t.columns) == ["NDCG@5", "NDCG@10", "MRR"]
     t2 = bl.tie_table({("mf-mean", 64): f})
     assert t2.index[0] == ("MFmean", "64 bits", "expected (random ties)")
-    line = bl.tie_spread_lines({32: f})[0]
+    line = bd.tie_spread_lines({32: f})[0]
     assert ".5500 (worst order) to .7500 (best order), a spread of .2000" in line
 
 
@@ -106,22 +107,22 @@ def test_dcf_tables_and_lines():
         runs[("cccf", b)].metrics.update(train_seconds=1.0, train_cpu_seconds=2.0)
         runs[("cccf", b)].config = {"blocks": [b], "alpha": 0.001}
         runs[("dcf", b)].config = {"alpha": 0.1}
-    t = bl.dcf_runs_table(runs, WIDTHS)
+    t = bd.dcf_runs_table(runs, WIDTHS)
     assert list(t.index) == ["32 bits", "64 bits"] and t.iloc[0]["stopped because"] == "iteration cap"
-    c = bl.cost_table(runs)
+    c = bd.cost_table(runs)
     assert c.iloc[2]["configuration"] == "blocks [32], α = 0.001 (fixed)"
     cmp = report.comparison(runs, "ml-1m")
-    text = bl.dcf_conclusion(cmp, runs, WIDTHS, 0.05)
+    text = bd.dcf_conclusion(cmp, runs, WIDTHS, 0.05)
     assert "single block at every width" in text and "DCF minus CCCF" in text
-    lay = bl.layouts_table([64], lambda b: [[64], [16, 16]], lambda l: sum(l) + 16 * (len(l) > 1))
+    lay = bd.layouts_table([64], lambda b: [[64], [16, 16]], lambda l: sum(l) + 16 * (len(l) > 1))
     assert lay.iloc[0]["layouts (block sizes, cost in bits)"] == "[64] (64); [16, 16] (48)"
     ref = paper.table1("ml-1m", 32)["dcf"]
-    diffs = bl.defaults_rows({(32, "tuned"): runs[("dcf", 32)], (32, "defaults"): runs[("cccf", 32)]},
+    diffs = bd.defaults_rows({(32, "tuned"): runs[("dcf", 32)], (32, "defaults"): runs[("cccf", 32)]},
                              "ml-1m")
     assert diffs.loc[("32 bits", "tuned"), "MRR"] == pytest.approx(runs[("dcf", 32)].metrics["mrr"] - ref["mrr"])
-    assert bl.defaults_lines(diffs, 0.05)[0].startswith("32 bits: the run closest")
+    assert bd.defaults_lines(diffs, 0.05)[0].startswith("32 bits: the run closest")
     w = pd.DataFrame({"weights / init": ["a", "b"], "users": [.52, .5], "items": [.53, .5],
                       "valid NDCG@10": [.80, .81]})
-    line = bl.weights_lines(w, .85, "[64]")[0]
+    line = bd.weights_lines(w, .85, "[64]")[0]
     assert "b, validates at NDCG@10 .8100, below the chosen layout [64] (.8500)" in line
-    assert bl.weights_lines(w.iloc[:0], .85, "[64]") == []
+    assert bd.weights_lines(w.iloc[:0], .85, "[64]") == []
