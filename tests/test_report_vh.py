@@ -207,7 +207,7 @@ def test_variants_view_reading_and_headline():
     assert "'lr 0.005, deterministic training'" in head[1]
     assert head[2].startswith("AGREES (VH_PHD beats VH): 64 bits, seed 0")
     text = rvh.conclusion(vt, 0.70, tests, None, 0.015)
-    assert "that is, at chance" in text and "in 1 of 1 comparisons" in text
+    assert "it stops at chance" in text and "in 1 of 1 comparisons" in text
     view = rvh.paired_view(t)
     assert list(view.index) == ["NDCG@5", "NDCG@10", "MRR"] and (view["adjusted p"] == "p < 0.001").all()
 

@@ -3,7 +3,7 @@
 - :func:`identity_checks`: every identity of the chapter checked on seeded
   random ±1 codes, one row per (identity, width);
 - :func:`identity_findings`: those checks as plain sentences;
-- :func:`summary_markdown`: the identities, their uses and checks as a Markdown table;
+- :func:`summary_markdown`: the identities, their uses and checks as a Markdown list;
 - :func:`bit_string`: a ±1 code as the string of its bits.
 """
 from __future__ import annotations
@@ -109,9 +109,10 @@ def identity_findings(checks: pd.DataFrame) -> list[str]:
 
 
 def summary_markdown(checks: pd.DataFrame) -> str:
-    """A Markdown table of :data:`IDENTITIES`: the identity, where the book uses it,
-    and on how many random pairs at which widths :func:`identity_checks` found it to hold."""
-    lines = ["| identity | used for | checked |", "|---|---|---|"]
+    """A Markdown list of :data:`IDENTITIES`: each identity, where the book uses it,
+    and on how many random pairs at which widths :func:`identity_checks` found it
+    to hold (a list, not a table, so that it wraps on a narrow screen)."""
+    lines = []
     for key, (formula, use) in IDENTITIES.items():
         rows = checks[checks["identity"] == key]
         if rows.empty:
@@ -120,5 +121,5 @@ def summary_markdown(checks: pd.DataFrame) -> str:
             verdict = "holds" if rows["holds"].all() else "**fails**"
             bits = ", ".join(map(str, rows["bits"]))
             checked = f"{verdict} on {int(rows['pairs'].sum()):,} pairs ({bits} bits)"
-        lines.append(f"| {formula} | {use} | {checked} |")
+        lines.append(f"- {formula}. Used for: {use}. Checked: {checked}.")
     return "\n".join(lines)

@@ -510,9 +510,10 @@ def conclusion(vt: pd.DataFrame, chance: float, tests: dict, comp: pd.DataFrame 
     if "released" in vt.index:
         r = vt.loc["released"]
         gap = r["valid ndcg@10"] - chance
-        parts.append(f"Trained as released, VH ends {num(gap, sign=True)} from the validation "
-                     "NDCG@10 of an all-tied ranking"
-                     + (", that is, at chance." if abs(gap) < 0.01 else "."))
+        parts.append(f"Trained as released, VH's best validation NDCG@10 is "
+                     f"{num(r['valid ndcg@10'])}, against {num(chance)} for an all-tied ranking"
+                     + (": it stops at chance." if gap < 0.01 else
+                        f": {num(gap, sign=True)} above chance."))
     vh_rows = vt[vt["method"] == "vh"]
     if len(vh_rows) and "released" in vt.index:
         b = vh_rows["valid ndcg@10"].idxmax()
