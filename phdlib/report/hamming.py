@@ -26,7 +26,7 @@ IDENTITIES: dict[str, tuple[str, str]] = {
                  "ranking for one user is a binary inner product"),
     "bound": (r"$\mathrm{PHD}(u,i) \le \mathrm{popcount}(u)$",
               "a sparse user code ranks coarsely"),
-    "disabled": ("flipping the item bits where $u = -1$ leaves PHD unchanged",
+    "disabled": ("Flipping the item bits where $u = -1$ leaves PHD unchanged",
                  "what the user code means"),
     "hamming-ip": (r"$\langle u, i\rangle = m - 2\,d_H(u,i)$", "training VH"),
     "phd-ip": (r"$\langle u, \tilde\imath\rangle = m - 2\,\mathrm{PHD}(u,i)$",
