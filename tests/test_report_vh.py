@@ -159,3 +159,99 @@ def test_plot_curves():
     log = pd.DataFrame({"iteration": [750, 1500], "seconds": [1.0, 2.0], "valid_ndcg@10": [0.6, 0.7]})
     ax = report.plot_curves({"a": log, "b": log}, x="seconds", title="t")
     assert len(ax.lines) == 2 and ax.get_xlabel() == "seconds" and ax.get_title() == "t"
+
+
+# --------------------------------------------------------------------------- for reading
+
+from phdlib.report import vh as rvh  # noqa: E402
+
+
+def _vt():
+    log = pd.DataFrame({"iteration": [750, 1500, 2250], "valid_ndcg@10": [0.70, 0.705, 0.75],
+                        "user_ones": 0.5, "item_ones": 0.5, "user_const_bits": 0.0})
+    metrics = {"iterations": 2250, "best_iteration": 2250, "valid_ndcg@5": 0.7,
+               "valid_ndcg@10": 0.75, "valid_mrr": 0.6}
+    flat = log.assign(**{"valid_ndcg@10": 0.70})
+    runs = {"released": NS(method="vh", log=flat, metrics={**metrics, "valid_ndcg@10": 0.70}),
+            "lr 0.001": NS(method="vh", log=flat, metrics={**metrics, "valid_ndcg@10": 0.70}),
+            "lr 0.005": NS(method="vh", log=log, metrics=metrics),
+            "lr 0.005, no noise": NS(method="vh", log=log, metrics=metrics),
+            "lr 0.005, deterministic training": NS(method="vh", log=log,
+                                                   metrics={**metrics, "valid_ndcg@10": 0.76}),
+            "VH_PHD (default)": NS(method="vh-phd", log=log, metrics=metrics),
+            "VH_PHD lr 0.001": NS(method="vh-phd", log=log, metrics=metrics)}
+    return report.variants_table(runs, chance=0.70), runs
+
+
+def test_p_text():
+    assert [rvh.p_text(p) for p in (0.0, 0.0004, 0.0042, 0.034, 0.5, 1.0)] == [
+        "p < 0.001", "p < 0.001", "p = 0.004", "p = 0.03", "p = 0.5", "p = 1"]
+    assert rvh.p_text(np.nan) == "n/a"
+
+
+def test_variants_view_reading_and_headline():
+    vt, runs = _vt()
+    view = rvh.variants_view(vt)
+    assert view.loc["released", "leaves plateau at"] == "never"
+    assert view.loc["lr 0.005", "leaves plateau at"] == "2,250"
+    assert "validation NDCG@10" in view.columns and "method" not in view.columns
+    lines = rvh.variants_reading(vt)
+    assert lines[0].startswith("Noise: without noise injection VH leaves the plateau at iteration 2,250")
+    assert "no bit is shared by 99% of users" in lines[1] and "50% of the users'" in lines[1]
+    assert "at 0.001 VH never leaves the plateau" in lines[2]
+    assert lines[-1].startswith("VH_PHD leaves the plateau by iteration 2,250 in all 2")
+    t = report.paired_tests([_run("vh-phd", 0, (0, 0, 0), shift=0.1)], [_run("vh", 0, (0, 0, 0))])
+    tests = {(64, "seed 0"): t}
+    head = rvh.headline_findings(vt, 0.70, None, tests, 0.015)
+    assert head[0].startswith("Trained exactly as released, VH never rises 0.01 above")
+    assert "'lr 0.005, deterministic training'" in head[1]
+    assert head[2].startswith("AGREES (VH_PHD beats VH): 64 bits, seed 0")
+    text = rvh.conclusion(vt, 0.70, tests, None, 0.015)
+    assert "it stops at chance" in text and "in 1 of 1 comparisons" in text
+    view = rvh.paired_view(t)
+    assert list(view.index) == ["NDCG@5", "NDCG@10", "MRR"] and (view["adjusted p"] == "p < 0.001").all()
+
+
+def test_comparison_view_and_paper_findings():
+    runs = {("vh-phd", 64): [_run("vh-phd", 0, (.7267, .7459, .7136)),
+                             _run("vh-phd", 1, (.7367, .7559, .7236))],
+            ("vh", 64): [_run("vh", 0, (.60, .65, .55))]}
+    t = report.comparison(runs, "ml-1m")
+    view = rvh.comparison_view(t)
+    assert view.loc[("VH_PHD", 64), ("NDCG@5", "ours")].startswith(".7317\u00a0±\u00a0.0071")
+    assert view.loc[("VH", 64), ("NDCG@5", "ours")] == ".6000"
+    lines = rvh.paper_findings(t, 0.015)
+    assert any(s.startswith("AGREES (Table 1): VH_PHD, 64 bits") for s in lines)
+    assert any(s.startswith("DISAGREES (Table 1): VH, 64 bits") for s in lines)
+
+
+def test_runs_cap_budget_and_caption():
+    log = pd.DataFrame({"iteration": [750, 1500, 21000], "valid_ndcg@10": [0.7, 0.8, 0.81]})
+    run = NS(method="vh", bits=64, seed=0, log=log, extra={},
+             effective_config={"lr": 0.005, "train_sampling": "deterministic",
+                               "max_iterations": 30000},
+             metrics={"iterations": 21000, "best_iteration": 21000, "seconds_to_best": 3.0,
+                      "train_seconds": 3.5, "ms_per_iteration": 0.2, "valid_ndcg@10": 0.81})
+    runs = {("vh", 64): [run]}
+    t = rvh.runs_table(runs)
+    assert t.index[0] == ("VH", 64, 0) and t.iloc[0]["iterations"] == 21000
+    assert rvh.cap_finding([run], "full").startswith("All 1 runs were ended by early stopping")
+    assert "fixed 30,000" in rvh.cap_finding([run], "quick")
+    (line,) = rvh.budget_findings(runs, 20000)
+    assert ".8000 by iteration 20,000, .8100 overall (at iteration 21,000 of 21,000)" in line
+    assert "VH 64 bits seed 0 at 1,500" in rvh.curves_caption(runs, 0.75, [64])
+
+
+def test_step_and_grid_tables():
+    steps = pd.DataFrame({"method": ["vh"], "step": ["fused"], "threads": [1],
+                          "ms_per_iteration": [0.5], "speedup": [2.35], "limit_ms": [0.3],
+                          "over_limit": [1.6], "bandwidth_gbs": [40.0], "subnormal_ms": [1.6],
+                          "flushed_ms": [0.4]})
+    t = rvh.step_table(steps)
+    assert t.index[0] == ("VH", "fused", 1) and t.iloc[0]["speedup"] == "2.4×"
+    grid = pd.DataFrame({"lr": [0.005, 0.001], "train_sampling": ["stochastic"] * 2,
+                         "valid_ndcg@10": [0.8, 0.7], "valid_mrr": [0.6, 0.5],
+                         "test_ndcg@10": [0.7, 0.6], "test_mrr": [0.5, 0.4],
+                         "train_seconds": [10.0, 11.0], "chosen": [True, False]})
+    g = rvh.grid_table(grid)
+    assert list(g["chosen"]) == ["chosen", ""] and g.index.names == ["learning rate", "training sampling"]

@@ -8,6 +8,13 @@
 - :func:`plot_curves`: validation NDCG@10 against iterations or seconds.
 
 Our test metrics beside the paper's are :func:`phdlib.report.comparison`.
+
+For reading (the chapter shows these through :mod:`phdlib.report.page`):
+:func:`runs_table`, :func:`grid_table`, :func:`variants_view`,
+:func:`comparison_view`, :func:`paired_view`, :func:`step_table`; the computed
+sentences :func:`cap_finding`, :func:`released_finding`,
+:func:`seed_noise_findings`, :func:`paper_findings`, :func:`paired_findings`,
+:func:`headline_findings`; :func:`p_text` formats a p-value.
 """
 from __future__ import annotations
 
@@ -15,10 +22,13 @@ import numpy as np
 import pandas as pd
 
 from ..methods.stopping import CAP_REASON
-from ..metrics import METRICS
+from ..metrics import METRIC_LABELS, METRICS
 
 __all__ = ["chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves",
-           "reached_cap"]
+           "reached_cap", "p_text", "runs_table", "cap_finding", "grid_table", "variants_view",
+           "released_finding", "seed_noise_findings", "comparison_view", "paper_findings",
+           "paired_view", "paired_findings", "step_table", "headline_findings",
+           "variants_reading", "curves_caption", "budget_findings", "conclusion"]
 
 
 def reached_cap(run) -> bool:
@@ -76,13 +86,15 @@ def variants_table(runs: dict, chance: float) -> pd.DataFrame:
 
 def variants_findings(table: pd.DataFrame) -> list[str]:
     """Plain sentences, computed from :func:`variants_table`, on what each variant did."""
+    from .page import num
+
     out = []
     for name, row in table.iterrows():
         leave = row["leaves plateau at"]
         leave_s = ("never rose 0.01 above chance" if leave is None or pd.isna(leave)
                    else f"first 0.01 above chance at iteration {int(leave):,}")
-        out.append(f"{name}: {leave_s}; best validation NDCG@10 {row['valid ndcg@10']:.4f} "
-                   f"(MRR {row['valid mrr']:.4f}) at iteration {int(row['best iteration']):,} "
+        out.append(f"{name}: {leave_s}; best validation NDCG@10 {num(row['valid ndcg@10'])} "
+                   f"(MRR {num(row['valid mrr'])}) at iteration {int(row['best iteration']):,} "
                    f"of {int(row['iterations']):,}.")
     vh_rows = table[table["method"] == "vh"]
     if len(vh_rows):
@@ -130,3 +142,398 @@ def plot_curves(logs: dict, ax=None, x: str = "iteration", title: str = ""):
     if title:
         ax.set_title(title)
     return ax
+
+
+# --------------------------------------------------------------------------- for reading
+
+def p_text(p: float) -> str:
+    """A p-value for reading: ``p < 0.001``, ``p = 0.03``, ``p = 1``; ``n/a`` for NaN."""
+    if p is None or np.isnan(p):
+        return "n/a"
+    if p < 0.001:
+        return "p < 0.001"
+    if p < 0.01:
+        return f"p = {p:.3f}"
+    return f"p = {p:.2f}".rstrip("0").rstrip(".") if p < 1 else "p = 1"
+
+
+def runs_table(runs: dict) -> pd.DataFrame:
+    """The training runs of the chapter, one row per run.
+
+    runs: ``{(method, bits): [Run, ...]}``. Index: (method label, bits, seed).
+    Columns: ``learning rate`` (float), ``training sampling`` (str),
+    ``iterations``, ``best iteration`` (int), ``seconds to best``,
+    ``training seconds``, ``ms / iteration`` (float, training time only) and
+    ``validation NDCG@10`` (float).
+    """
+    from .style import label
+
+    rows, index = [], []
+    for (method, bits), rs in runs.items():
+        for r in rs:
+            m, cfg = r.metrics, r.effective_config
+            index.append((label(method), int(bits), int(r.seed)))
+            rows.append({"learning rate": float(cfg["lr"]),
+                         "training sampling": str(cfg["train_sampling"]),
+                         "iterations": int(m["iterations"]),
+                         "best iteration": int(m["best_iteration"]),
+                         "seconds to best": float(m["seconds_to_best"]),
+                         "training seconds": float(m["train_seconds"]),
+                         "ms / iteration": float(m["ms_per_iteration"]),
+                         "validation NDCG@10": float(m["valid_ndcg@10"])})
+    out = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["method", "bits", "seed"]))
+    return out
+
+
+def cap_finding(every_run: list, profile: str) -> str:
+    """Whether early stopping or the iteration cap ended the runs (:func:`reached_cap`)."""
+    from .style import label
+
+    cap = max(int(r.effective_config["max_iterations"]) for r in every_run)
+    if profile == "quick":
+        return f"The quick profile trains every run a fixed {cap:,} iterations."
+    capped = [r for r in every_run if reached_cap(r)]
+    if not capped:
+        return (f"All {len(every_run)} runs were ended by early stopping, none by the cap of "
+                f"{cap:,} iterations.")
+    return (f"{len(capped)} of {len(every_run)} runs reached the cap of {cap:,} iterations before "
+            "early stopping ended them ("
+            + ", ".join(f"{label(r.method)} {r.bits} bits seed {r.seed}" for r in capped)
+            + "); they may have gone on improving on validation. The paper sets no cap.")
+
+
+def grid_table(grid: pd.DataFrame) -> pd.DataFrame:
+    """A tuning grid (``Run.grid``) for reading: one row per point, index
+    (learning rate, training sampling); columns validation and test NDCG@10
+    and MRR (float), training seconds (float) and ``chosen`` (``chosen`` or empty)."""
+    out = pd.DataFrame({
+        "validation NDCG@10": grid["valid_ndcg@10"].astype(float).to_numpy(),
+        "validation MRR": grid["valid_mrr"].astype(float).to_numpy(),
+        "test NDCG@10": grid["test_ndcg@10"].astype(float).to_numpy(),
+        "test MRR": grid["test_mrr"].astype(float).to_numpy(),
+        "training seconds": grid["train_seconds"].astype(float).to_numpy(),
+        "chosen": ["chosen" if c else "" for c in grid["chosen"]],
+    }, index=pd.MultiIndex.from_arrays([grid["lr"].astype(float).to_numpy(),
+                                        grid["train_sampling"].astype(str).to_numpy()],
+                                       names=["learning rate", "training sampling"]))
+    return out
+
+
+def variants_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`variants_table` for reading: labels for the metrics, ``never`` where
+    a variant never left the plateau, the code statistics as shares."""
+    out = pd.DataFrame(index=table.index)
+    out["iterations"] = table["iterations"].astype(int)
+    out["leaves plateau at"] = [("never" if v is None or pd.isna(v) else f"{int(v):,}")
+                                for v in table["leaves plateau at"]]
+    out["best iteration"] = table["best iteration"].astype(int)
+    for k, lab in (("valid ndcg@5", "NDCG@5"), ("valid ndcg@10", "NDCG@10"), ("valid mrr", "MRR")):
+        out[f"validation {lab}"] = table[k].astype(float)
+    out["set bits, users"] = table["set bits (users)"].astype(float)
+    out["set bits, items"] = table["set bits (items)"].astype(float)
+    out["bits shared by 99% of users"] = table["bits shared by 99% of users"].astype(float)
+    return out
+
+
+def released_finding(released_metrics: dict, chance_test: float) -> str:
+    """VH trained as released, on the test split, beside the all-tied ranking."""
+    from .page import num
+
+    return ("VH trained as released scores, on the test split (shown here, used for no choice), "
+            + ", ".join(f"{METRIC_LABELS_[m]} {num(released_metrics[m])}" for m in METRICS)
+            + f"; an all-tied ranking scores NDCG@10 {num(chance_test)}.")
+
+
+def seed_noise_findings(phd_runs: list, variants: dict) -> list[str]:
+    """VH_PHD's alternatives against its default, in units of the default's spread over seeds.
+
+    phd_runs: VH_PHD's runs (seeds) at 64 bits; variants: :func:`phdlib.variants.run_variants`.
+    Empty with fewer than two seeds.
+    """
+    from .page import num
+
+    if len(phd_runs) < 2 or "VH_PHD (default)" not in variants:
+        return []
+    sd = float(np.std([r.metrics["valid_ndcg@10"] for r in phd_runs], ddof=1))
+    base = variants["VH_PHD (default)"].metrics["valid_ndcg@10"]
+    out = []
+    for k in ("VH_PHD lr 0.001", "VH_PHD deterministic training"):
+        if k in variants:
+            d = variants[k].metrics["valid_ndcg@10"] - base
+            out.append(f"{k}: best validation NDCG@10 {num(d, sign=True)} against the default, "
+                       f"whose standard deviation over {len(phd_runs)} seeds is {num(sd)}"
+                       + (" (within that spread)." if abs(d) <= sd else "."))
+    return out
+
+
+METRIC_LABELS_ = METRIC_LABELS
+
+
+def comparison_view(table: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
+    """A :func:`phdlib.report.comparison` table for reading: index (method label,
+    bits), columns (metric label, ``ours`` / ``paper`` / ``ours − paper``);
+    ours as ``mean ± std`` strings (:func:`phdlib.report.page.mean_std`),
+    paper and difference as floats (NaN where the paper has no value)."""
+    from .page import mean_std, num
+    from .style import label
+
+    cols, data = [], {}
+    for m in metrics:
+        lab = METRIC_LABELS_.get(m, m)
+        ours = [mean_std(a, b) for a, b in zip(table[(m, "ours")], table[(m, "std")])]
+        data[(lab, "ours")] = ours
+        data[(lab, "paper")] = table[(m, "paper")].astype(float).to_numpy()
+        data[(lab, "ours − paper")] = [num(v, sign=True) for v in table[(m, "diff")]]
+        cols += [(lab, "ours"), (lab, "paper"), (lab, "ours − paper")]
+    out = pd.DataFrame(data, index=pd.MultiIndex.from_tuples(
+        [(label(a), int(b)) for a, b in table.index], names=["method", "bits"]))
+    out.columns = pd.MultiIndex.from_tuples(cols)
+    return out
+
+
+def paper_findings(table: pd.DataFrame, tol: float, what: str = "") -> list[str]:
+    """One verdict per row of a :func:`phdlib.report.comparison` table: every metric
+    within ``tol`` of the paper's (AGREES) or not (DISAGREES, with the largest gap)."""
+    from .compare import within
+    from .page import num
+    from .style import label
+
+    ok = within(table, tol)
+    diffs = table.xs("diff", axis=1, level="field")
+    out = []
+    for (method, bits), good in ok.items():
+        d = diffs.loc[(method, bits)]
+        if d.isna().all():
+            continue
+        worst = d.abs().idxmax()
+        head = f"{label(method)}, {bits} bits{', ' + what if what else ''}"
+        if good:
+            out.append(f"AGREES (Table 1): {head}: all three metrics within {tol} of the paper's "
+                       f"(largest gap {num(d[worst], sign=True)} in {METRIC_LABELS_[worst]}).")
+        else:
+            out.append(f"DISAGREES (Table 1): {head}: {METRIC_LABELS_[worst]} differs from the "
+                       f"paper's by {num(d[worst], sign=True)}, outside the band of ±{tol}.")
+    return out
+
+
+def paired_view(t: pd.DataFrame) -> pd.DataFrame:
+    """:func:`paired_tests` for reading: index the metric label; columns users,
+    mean of VH_PHD and of VH (float), difference (signed string), t (float, two
+    decimals in the table), adjusted p (``p < 0.001``) and the verdict."""
+    from .page import num
+
+    out = pd.DataFrame({
+        "users": t["n"].astype(int).to_numpy(),
+        "VH_PHD": t["mean_method"].astype(float).to_numpy(),
+        "VH": t["mean_baseline"].astype(float).to_numpy(),
+        "difference": [num(v, sign=True) for v in t["mean_diff"]],
+        "t": t["t"].astype(float).to_numpy(),
+        "adjusted p": [p_text(p) for p in t["p_adj"]],
+        "VH_PHD better": ["yes" if b else "no" for b in t["better"]],
+    }, index=[METRIC_LABELS_.get(m, m) for m in t["metric"]])
+    out.index.name = "metric"
+    return out
+
+
+def paired_findings(tests: dict) -> list[str]:
+    """One sentence per ``{(bits, what): paired_tests frame}``: on which metrics
+    VH_PHD is significantly better than VH, worse, or neither."""
+    from .page import num
+
+    out = []
+    for (bits, what), t in tests.items():
+        better = [METRIC_LABELS_[m] for m, b in zip(t["metric"], t["better"]) if b]
+        worse = [METRIC_LABELS_[m] for m, d, p in zip(t["metric"], t["mean_diff"], t["p_adj"])
+                 if d < 0 and p < 0.05]
+        head = f"{bits} bits, {what}"
+        diffs = ", ".join(f"{METRIC_LABELS_[m]} {num(d, sign=True)}"
+                          for m, d in zip(t["metric"], t["mean_diff"]))
+        if len(better) == len(t):
+            out.append(f"AGREES (VH_PHD beats VH): {head}: VH_PHD is better on all three metrics "
+                       f"({diffs}; largest adjusted {p_text(t['p_adj'].max())}).")
+        elif worse:
+            out.append(f"DISAGREES (VH_PHD beats VH): {head}: VH_PHD is significantly worse on "
+                       f"{', '.join(worse)} ({diffs}).")
+        else:
+            out.append(f"DISAGREES (VH_PHD beats VH): {head}: VH_PHD is significantly better on "
+                       f"{', '.join(better) or 'no metric'} only ({diffs}).")
+    return out
+
+
+def step_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """:func:`phdlib.bench.train.run`'s table for reading: index (method label,
+    step, threads); columns ms per iteration, speedup over autograd (``2.4×``),
+    the floor (ms) and the ratio to it (``1.5×``), memory bandwidth (GB/s) and
+    the dense Adam pass with 15% subnormal rows, as is and flushed (ms)."""
+    from .style import label
+
+    out = pd.DataFrame({
+        "ms / iteration": steps["ms_per_iteration"].astype(float).to_numpy(),
+        "speedup": [f"{v:.1f}×" for v in steps["speedup"]],
+        "floor (ms)": steps["limit_ms"].astype(float).to_numpy(),
+        "× floor": [f"{v:.1f}×" for v in steps["over_limit"]],
+        "GB/s": steps["bandwidth_gbs"].astype(float).to_numpy(),
+        "subnormal Adam (ms)": steps["subnormal_ms"].astype(float).to_numpy(),
+        "flushed Adam (ms)": steps["flushed_ms"].astype(float).to_numpy(),
+    }, index=pd.MultiIndex.from_arrays(
+        [[label(m) for m in steps["method"]], list(steps["step"]),
+         steps["threads"].astype(int).to_numpy()], names=["method", "step", "threads"]))
+    return out
+
+
+def headline_findings(vt: pd.DataFrame, chance: float, comp: pd.DataFrame | None,
+                      tests: dict, tol: float) -> list[str]:
+    """The chapter's findings in a few sentences: VH as released against chance,
+    the best VH variant, VH_PHD against VH (:func:`paired_findings`) and
+    against the paper (:func:`paper_findings`)."""
+    from .page import num
+
+    out = []
+    if "released" in vt.index:
+        r = vt.loc["released"]
+        left = r["leaves plateau at"]
+        out.append("Trained exactly as released, VH "
+                   + ("never rises 0.01 above" if left is None or pd.isna(left)
+                      else f"first rises 0.01 above chance at iteration {int(left):,}, near")
+                   + f" the validation NDCG@10 of an all-tied ranking ({num(chance)}); its best is "
+                   f"{num(r['valid ndcg@10'])} at iteration {int(r['best iteration']):,}.")
+    vh_rows = vt[vt["method"] == "vh"]
+    if len(vh_rows):
+        best = vh_rows["valid ndcg@10"].idxmax()
+        out.append(f"The best VH variant on validation is '{best}' (NDCG@10 "
+                   f"{num(vh_rows.loc[best, 'valid ndcg@10'])}).")
+    out += paired_findings(tests)
+    if comp is not None:
+        out += paper_findings(comp, tol)
+    return out
+
+
+def variants_reading(vt: pd.DataFrame) -> list[str]:
+    """What the variant study shows, computed from :func:`variants_table`: the
+    noise, the learning rate and the sampling of VH set against each other,
+    whether the codes collapsed, and how much VH_PHD's alternatives move."""
+    from .page import num
+
+    def leaves(name):
+        v = vt.loc[name, "leaves plateau at"]
+        return ("never leaves the plateau" if v is None or pd.isna(v)
+                else f"leaves the plateau at iteration {int(v):,}")
+
+    def best(name):
+        return num(vt.loc[name, "valid ndcg@10"])
+
+    def span(col):
+        lo, hi = vh_rows[col].min(), vh_rows[col].max()
+        return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"{lo:.0%} to {hi:.0%}"
+
+    have = set(vt.index)
+    out = []
+    if {"lr 0.005", "lr 0.005, no noise"} <= have:
+        out.append(f"Noise: without noise injection VH {leaves('lr 0.005, no noise')} and reaches "
+                   f"{best('lr 0.005, no noise')}; with it, VH {leaves('lr 0.005')} and reaches "
+                   f"{best('lr 0.005')}.")
+    vh_rows = vt[vt["method"] == "vh"]
+    if len(vh_rows):
+        shared = vh_rows["bits shared by 99% of users"].max()
+        out.append(f"Collapse: at the end of training, {span('set bits (users)')} of the users' "
+                   f"bits are set in every VH variant, and "
+                   + ("no bit is shared by 99% of users." if shared == 0 else
+                      f"at most {shared:.0%} of the bits are shared by 99% of users."))
+    if {"lr 0.001", "lr 0.005"} <= have:
+        out.append(f"Learning rate: at 0.001 VH {leaves('lr 0.001')} (best {best('lr 0.001')}); "
+                   f"at 0.005 it {leaves('lr 0.005')} (best {best('lr 0.005')}).")
+    if {"lr 0.005", "lr 0.005, deterministic training"} <= have:
+        k = "lr 0.005, deterministic training"
+        out.append(f"Sampling: with deterministic training at 0.005, VH {leaves(k)} and reaches "
+                   f"{best(k)}, against {best('lr 0.005')} with stochastic training.")
+    phd = vt[vt["method"] == "vh-phd"]
+    if len(phd) > 1:
+        rng_ = f"{num(phd['valid ndcg@10'].min())} to {num(phd['valid ndcg@10'].max())}"
+        if phd["leaves plateau at"].notna().all():
+            out.append(f"VH_PHD leaves the plateau by iteration "
+                       f"{int(phd['leaves plateau at'].max()):,} in all {len(phd)} of its "
+                       f"variants; their best validation NDCG@10 spans {rng_}.")
+        else:
+            out.append(f"VH_PHD's variants reach a best validation NDCG@10 of {rng_}.")
+    return out
+
+
+def curves_caption(runs: dict, chance: float, widths) -> str:
+    """The caption of the validation curves: when each run first rises 0.01 above chance.
+
+    runs: ``{(method, bits): [Run, ...]}``.
+    """
+    from .style import label
+
+    parts = []
+    for (m, b), rs in runs.items():
+        for r in rs:
+            first = r.log.loc[r.log["valid_ndcg@10"] > chance + 0.01, "iteration"]
+            parts.append(f"{label(m)} {b} bits seed {r.seed} "
+                         + (f"at {int(first.iloc[0]):,}" if len(first) else "never"))
+    return ("First iteration at which validation NDCG@10 exceeds that of an all-tied ranking by "
+            "0.01: " + "; ".join(parts) + ".")
+
+
+def budget_findings(runs: dict, min_iterations: int, bits: int = 64) -> list[str]:
+    """For the first seed of each method at ``bits``: its best validation NDCG@10 up to
+    ``min_iterations`` against its best overall (the cost of starting early stopping there)."""
+    from .page import num
+    from .style import label
+
+    out = []
+    for (method, b), rs in runs.items():
+        if b != bits or not rs:
+            continue
+        log = rs[0].log
+        last = int(log["iteration"].max())
+        if last < min_iterations:
+            out.append(f"{label(method)}, {bits} bits: trained {last:,} iterations, fewer than "
+                       f"{min_iterations:,}.")
+            continue
+        early = float(log.loc[log["iteration"] <= min_iterations, "valid_ndcg@10"].max())
+        top = log.loc[log["valid_ndcg@10"].idxmax()]
+        out.append(f"{label(method)}, {bits} bits, seed {rs[0].seed}: best validation NDCG@10 "
+                   f"{num(early)} by iteration {min_iterations:,}, {num(top['valid_ndcg@10'])} "
+                   f"overall (at iteration {int(top['iteration']):,} of {last:,}).")
+    return out
+
+
+def conclusion(vt: pd.DataFrame, chance: float, tests: dict, comp: pd.DataFrame | None,
+               tol: float) -> str:
+    """The chapter's conclusion as one paragraph from the variant study, the paired
+    tests (``{(bits, what): paired_tests frame}``) and the comparison with the paper."""
+    from .compare import within
+    from .page import num
+
+    parts = []
+    if "released" in vt.index:
+        r = vt.loc["released"]
+        gap = r["valid ndcg@10"] - chance
+        parts.append(f"Trained as released, VH's best validation NDCG@10 is "
+                     f"{num(r['valid ndcg@10'])}, against {num(chance)} for an all-tied ranking"
+                     + (": it stops at chance." if gap < 0.01 else
+                        f": {num(gap, sign=True)} above chance."))
+    vh_rows = vt[vt["method"] == "vh"]
+    if len(vh_rows) and "released" in vt.index:
+        b = vh_rows["valid ndcg@10"].idxmax()
+        parts.append(f"The configuration that gets VH furthest on validation is '{b}', "
+                     f"{num(vh_rows.loc[b, 'valid ndcg@10'] - vt.loc['released', 'valid ndcg@10'], sign=True)}"
+                     " over the released one.")
+    wins = [(bits, what) for (bits, what), t in tests.items() if bool(t["better"].all())]
+    if tests:
+        parts.append(f"VH_PHD beats VH significantly on all three test metrics in {len(wins)} of "
+                     f"{len(tests)} comparisons"
+                     + (" (" + "; ".join(f"{b} bits, {w}" for b, w in wins) + ")." if wins else "."))
+    if comp is not None:
+        ok = within(comp, tol)
+        has_paper = comp.xs("paper", axis=1, level="field").notna().any(axis=1)
+        ok = ok[has_paper]
+        if len(ok):
+            from .style import label
+            inside = [f"{label(m)} {b} bits" for (m, b), g in ok.items() if g]
+            outside = [f"{label(m)} {b} bits" for (m, b), g in ok.items() if not g]
+            parts.append(f"Against the paper's Table 1 (band ±{tol}): "
+                         + (f"within for {', '.join(inside)}" if inside else "none within")
+                         + (f"; outside for {', '.join(outside)}." if outside else "."))
+    return " ".join(parts)
