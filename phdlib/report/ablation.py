@@ -14,18 +14,13 @@ import pandas as pd
 from .. import methods
 from ..ablation import BIAS_ARMS
 from ..metrics import METRIC_LABELS
-from .page import num
+from .page import num, p_text
 
-__all__ = ["DISTANCE_LABELS", "p_text", "tests_table", "distance_table", "gap_table",
+__all__ = ["DISTANCE_LABELS", "tests_table", "distance_table", "gap_table",
            "summary"]
 
 #: How a distance (what a method ranks by) is named on the page.
 DISTANCE_LABELS = {"hamming": "Hamming", "phd": "PHD", "score": "weighted score"}
-
-
-def p_text(p: float) -> str:
-    """A p-value for reading: ``< 0.001`` or two significant digits."""
-    return "< 0.001" if p < 0.001 else f"{p:.2g}"
 
 
 def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
@@ -37,7 +32,7 @@ def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
         "PHD − Hamming": [num(v, sign=True) for v in t["mean_diff"]],
         "95% CI": [f"{num(a, sign=True)} to {num(b, sign=True)}"
                    for a, b in zip(t["ci_low"], t["ci_high"])],
-        "p (adjusted)": [p_text(p) for p in t["p_adj"]],
+        "adjusted p": [p_text(p) for p in t["p_adj"]],
         "verdict": t["verdict"],
     })
     out.index = pd.MultiIndex.from_frame(t[["bits", "method", "metric"]])
@@ -59,7 +54,7 @@ def distance_table(table: pd.DataFrame, tests: pd.DataFrame,
             "ranked by Hamming": num(by["hamming"]), "ranked by PHD": num(by["phd"]),
             "PHD − Hamming": num(t["mean_diff"], sign=True),
             "95% CI": f"{num(t['ci_low'], sign=True)} to {num(t['ci_high'], sign=True)}",
-            "p (adjusted)": p_text(t["p_adj"]), "verdict": t["verdict"]}
+            "adjusted p": p_text(t["p_adj"]), "verdict": t["verdict"]}
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.names = ["bits", "method"]
     return out
@@ -76,8 +71,8 @@ def gap_table(gap: pd.DataFrame) -> pd.DataFrame:
         rows[METRIC_LABELS[g["metric"]]] = {
             **{methods.label(m): num(g[m]) for m in BIAS_ARMS},
             "closed (range over seeds)": closed,
-            "p, VH+bias vs VH": p_text(g["p vh-bias vs vh"]),
-            "p, VH_PHD vs VH+bias": p_text(g["p vh-phd vs vh-bias"]),
+            "VH+bias vs VH": p_text(g["p vh-bias vs vh"]),
+            "VH_PHD vs VH+bias": p_text(g["p vh-phd vs vh-bias"]),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 

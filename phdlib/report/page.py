@@ -29,7 +29,7 @@ from .. import __version__
 from ..runner import git_commit
 
 __all__ = ["prose", "findings", "verdict", "table", "best_mask", "mean_std", "num", "pct",
-           "count", "computed", "profile_banner", "Timer", "NA"]
+           "p_text", "count", "computed", "profile_banner", "Timer", "NA"]
 
 #: What a table shows for a missing value.
 NA = "n/a"
@@ -86,6 +86,17 @@ def pct(v, digits: int = 1, sign: bool = True) -> str:
     if v is None or np.isnan(v):
         return NA
     return f"{float(v):{'+' if sign else ''}.{digits}f}%".replace("-", "−")
+
+
+def p_text(p: float) -> str:
+    """A p-value for reading: ``p < 0.001``, ``p = 0.03``, ``p = 1``; ``n/a`` for NaN."""
+    if p is None or np.isnan(p):
+        return "n/a"
+    if p < 0.001:
+        return "p < 0.001"
+    if p < 0.01:
+        return f"p = {p:.3f}"
+    return f"p = {p:.2f}".rstrip("0").rstrip(".") if p < 1 else "p = 1"
 
 
 def count(v) -> str:

@@ -20,7 +20,7 @@ import pandas as pd
 from .. import methods, paper, stats
 from .compare import TOLERANCE, comparison
 from .groups import by_method, per_user
-from .page import best_mask, num, pct
+from .page import best_mask, num, p_text, pct
 from .page import table as page_table
 from .style import METRIC_LABELS, METRICS, MF, PHD, dataset_label, fmt_value, label
 
@@ -189,8 +189,7 @@ def significance_table(tables: dict) -> pd.DataFrame:
     rows = []
     for b, t in tables.items():
         for _, r in t.pvalues.iterrows():
-            p = r["p_adj"]
-            ptxt = "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+            ptxt = p_text(r["p_adj"])
             rows.append({"bits": b, "method": label(r["method"]), "baseline": label(r["baseline"]),
                          "metric": METRIC_LABELS[r["metric"]],
                          "cell": f"{num(r['mean_diff'], sign=True)} ({ptxt})"})

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..methods.stopping import CAP_REASON
 from ..metrics import METRIC_LABELS, METRICS
+from .page import p_text
 
 __all__ = ["chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves",
            "reached_cap", "p_text", "runs_table", "cap_finding", "grid_table", "variants_view",
@@ -145,17 +146,6 @@ def plot_curves(logs: dict, ax=None, x: str = "iteration", title: str = ""):
 
 
 # --------------------------------------------------------------------------- for reading
-
-def p_text(p: float) -> str:
-    """A p-value for reading: ``p < 0.001``, ``p = 0.03``, ``p = 1``; ``n/a`` for NaN."""
-    if p is None or np.isnan(p):
-        return "n/a"
-    if p < 0.001:
-        return "p < 0.001"
-    if p < 0.01:
-        return f"p = {p:.3f}"
-    return f"p = {p:.2f}".rstrip("0").rstrip(".") if p < 1 else "p = 1"
-
 
 def runs_table(runs: dict) -> pd.DataFrame:
     """The training runs of the chapter, one row per run.
