@@ -45,7 +45,7 @@ def test_item_mean_rank_counts_the_hashing_methods_below_it():
     assert rank.loc[(32, "ndcg@10"), "below"] == "DCF"
     assert rank.loc[(32, "ndcg@10"), "best hashing"] == "vh"
     (line,) = P.item_mean_findings(rank)
-    assert line.startswith("At 32 bits") and "NDCG@5 .7000 is above 2 of 2 (VH, DCF)" in line
+    assert line.startswith("At 32 bits") and "2 of 2 hashing methods on NDCG@5 (.7000; above VH, DCF)" in line
     assert "nan" not in line.lower()
     lv = P.levels(seed0)
     assert lv.index.names == ["bits", "method"] and lv.index[0] == (32, "mf")
@@ -110,6 +110,18 @@ def test_catalogue_table_tests_and_findings(seed0, synthetic_split):
     assert lines[1].startswith(("AGREES", "DISAGREES"))
     assert "under the paper's protocol" in lines[0]
     assert not any("nan" in s.lower() or "e-0" in s for s in lines)
+    bold = P.best_per_width(table, ["ndcg@10"])
+    assert bold["ndcg@10"].sum() >= 1 and not bold["mrr"].any()
+    values = P.pair_values(seed0, synthetic_split.test, ["vh-phd", "vh"], [16])
+    rule_tab = P.tie_rule_table(P.tie_rule_tables(values, synthetic_split.test, 2), seed0)
+    rank = P.item_mean_rank(seed0)
+    summ = P.summary(rank, rule_tab, P.file_order(seed0, synthetic_split), tests)
+    assert summ[0].startswith("Ranking each user's test items")
+    assert any(s.startswith(("AGREES", "DISAGREES")) for s in summ)
+    assert any("pessimistic rule" in s for s in summ)
+    concl = P.conclusion(rank, rule_tab, tests, profile="quick")
+    assert len(concl) == 4 and "'quick' profile" in concl[-1]
+    assert not any("nan" in s.lower() for s in summ + concl)
 
 
 def test_p_text_and_shown():

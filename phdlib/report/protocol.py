@@ -36,7 +36,8 @@ __all__ = ["PHD", "HAMMING", "RULES", "p_text", "shown", "levels", "item_mean_ra
            "item_mean_findings", "pair_values", "tie_profiles", "tie_rule_tables",
            "tie_rule_table", "tie_rule_findings", "rule_tests", "rule_test_findings",
            "discount_table", "plot_tie_rules", "file_order", "file_order_gap",
-           "file_order_findings", "catalogue", "catalogue_tests", "catalogue_findings"]
+           "file_order_findings", "catalogue", "catalogue_tests", "catalogue_findings",
+           "best_per_width", "summary", "conclusion"]
 
 #: The paper's model and its Hamming twin (trained identically but for the distance).
 PHD, HAMMING = "vh-phd", "vh"
@@ -53,6 +54,11 @@ RULE_WORDS = {"pessimistic": "tied items worst-rated first",
 
 def _num(v: float, digits: int = 4, sign: bool = False) -> str:
     return page.num(v, digits, sign=sign)
+
+
+def _and(parts: Sequence[str]) -> str:
+    parts = list(parts)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def p_text(p: float) -> str:
@@ -158,16 +164,13 @@ def item_mean_findings(rank: pd.DataFrame, reference: str = "item-mean") -> list
         g = g.droplevel("bits")
         parts = []
         for k, r in g.iterrows():
-            s = (f"{METRIC_LABELS[k]} {_num(r['reference'])} is above {r['beaten']} of "
-                 f"{r['hashing methods']}")
-            if r["below"]:
-                s += f" ({r['below']})"
+            s = (f"{r['beaten']} of {r['hashing methods']} hashing methods on {METRIC_LABELS[k]} "
+                 f"({_num(r['reference'])}" + (f"; above {r['below']})" if r["below"] else ")"))
             parts.append(s)
         total = int(g["beaten"].sum())
-        head = (f"At {b} bits the {name} ranking, the same for every user, "
-                + ("beats no hashing method on any metric: " if total == 0 else "")
-                + "; ".join(parts) + ".")
-        out.append(head)
+        out.append(f"At {b} bits the ranking by {name} (the same order for every user) "
+                   + ("is above no hashing method on any metric: " if total == 0 else
+                      "is above ") + _and(parts) + ".")
     return out
 
 
@@ -337,11 +340,11 @@ def rule_test_findings(tests: pd.DataFrame, a: str = PHD, b: str = HAMMING) -> l
         none = [t for t in g.index if t not in ahead and t not in behind]
         parts = []
         if ahead:
-            parts.append(f"{la} is significantly ahead under {', '.join(ahead)}")
+            parts.append(f"{la} is significantly ahead under {_and(ahead)}")
         if behind:
-            parts.append(f"{lb} is significantly ahead under {', '.join(behind)}")
+            parts.append(f"{lb} is significantly ahead under {_and(behind)}")
         if none:
-            parts.append(f"no significant difference under {', '.join(none)}")
+            parts.append(f"no significant difference under {_and(none)}")
         verdict = ("the conclusion does not depend on the tie rule"
                    if sum(bool(x) for x in (ahead, behind, none)) == 1
                    else "the conclusion depends on the tie rule")
@@ -449,7 +452,7 @@ def file_order_findings(by_rule: pd.DataFrame, baseline: str = "random") -> list
     if rows is not None and len(rows):
         r = rows.iloc[0]
         leak = r["ndcg@10 input"] - r["ndcg@10 expected"]
-        out.append(f"With every item tied ({methods.label(baseline)}: no model at all), "
+        out.append("With every item tied (no model at all), "
                    f"NDCG@10 is {_num(r['ndcg@10 expected'])} in expectation and "
                    f"{_num(r['ndcg@10 input'])} in file order ({_num(leak, sign=True)}): "
                    + ("the order of the rating file itself carries signal about the ratings."
@@ -579,4 +582,144 @@ def catalogue_findings(tests: pd.DataFrame, seed0: Mapping | None = None, a: str
             out.append(s + ".")
         else:
             out.append(f"At {bits} bits over the catalogue, against {lb}: {diff}: {what}.")
+    return out
+
+
+# --------------------------------------------------------------------------- the page's summary
+
+
+def best_per_width(table: pd.DataFrame, columns: Sequence[str], higher: bool = True,
+                   level: str = "bits") -> pd.DataFrame:
+    """True where a value is the best of its column among the rows of its width (ties all
+    marked): a ``bold`` mask for :func:`phdlib.report.page.table` of a table indexed by
+    ``bits`` and method."""
+    mask = pd.DataFrame(False, index=table.index, columns=table.columns)
+    for _, g in table.groupby(level=level, sort=False):
+        mask |= page.best_mask(table, columns, higher=higher, groups=g.index).reindex(
+            index=table.index, columns=table.columns, fill_value=False)
+    return mask
+
+
+def summary(rank: pd.DataFrame, tie_table: pd.DataFrame, by_rule: pd.DataFrame | None,
+            tests: pd.DataFrame | None, a: str = PHD, b: str = HAMMING) -> list[str]:
+    """The page's answer in a few sentences (Markdown), from :func:`item_mean_rank`,
+    :func:`tie_rule_table`, :func:`file_order` and :func:`catalogue_tests` (the last two
+    may be None): how often the item-mean ranking beats the hashing methods, how far the tie
+    rule moves NDCG@10 against the gap between ``a`` and ``b``, which of them leads under
+    the pessimistic rule, and whether ``a`` beats the best Hamming code over the catalogue."""
+    out = []
+    beaten, total = int(rank["beaten"].sum()), int(rank["hashing methods"].sum())
+    widths = sorted(set(rank.index.get_level_values("bits")))
+    out.append(f"Ranking each user's test items by the items' mean training rating, the same "
+               f"order for every user, beats a hashing method in {beaten} of {total} "
+               f"comparisons (hashing methods × metrics × widths {', '.join(map(str, widths))}).")
+    nd = tie_table.xs("ndcg@10", level="metric") if "ndcg@10" in \
+        tie_table.index.get_level_values("metric") else None
+    if nd is not None:
+        span = nd["optimistic − pessimistic"]
+        s = (f"The tie rule alone moves NDCG@10 by {_num(span.min())} to {_num(span.max())} "
+             "between its optimistic and pessimistic bounds")
+        gaps = []
+        for bits in sorted(set(nd.index.get_level_values("bits"))):
+            if (a, bits) in nd.index and (b, bits) in nd.index:
+                gaps.append(abs(nd.loc[(a, bits), "expected"] - nd.loc[(b, bits), "expected"]))
+        if gaps:
+            s += (f"; the gap between {methods.label(a)} and {methods.label(b)} under the "
+                  f"expectation is at most {_num(max(gaps))}")
+        out.append(s + ".")
+        lead = []
+        for bits in sorted(set(nd.index.get_level_values("bits"))):
+            if (a, bits) in nd.index and (b, bits) in nd.index:
+                d = nd.loc[(a, bits), "pessimistic"] - nd.loc[(b, bits), "pessimistic"]
+                who = methods.label(a) if d > 0 else methods.label(b) if d < 0 else "neither"
+                lead.append(f"{who} at {bits} bits ({_num(d, sign=True)})")
+        if lead:
+            out.append("Under the pessimistic rule the NDCG@10 leader is " + _and(lead)
+                       + ".")
+    if by_rule is not None and len(by_rule):
+        out.extend(file_order_findings(by_rule)[1:])
+    if tests is not None and len(tests):
+        t = tests.xs("ndcg@10", level="metric")
+        for (bits, base), r in t.iterrows():
+            if r["role"] != "best Hamming code":
+                continue
+            verdict = "AGREES" if r["verdict"] == "better" else "DISAGREES"
+            out.append(f"{verdict} (PHD codes rank better than Hamming codes): over the full "
+                       f"catalogue at {bits} bits, {methods.label(a)} − "
+                       f"{methods.label(base)} (the best Hamming code there) = "
+                       f"{_num(r['difference'], sign=True)} NDCG@10, {p_text(r['p'])}.")
+    return out
+
+
+def conclusion(rank: pd.DataFrame, tie_table: pd.DataFrame, tests: pd.DataFrame | None,
+               profile: str = "full", a: str = PHD, b: str = HAMMING) -> list[str]:
+    """The chapter's conclusion as paragraphs of plain sentences (Markdown), generated from
+    :func:`item_mean_rank`, :func:`tie_rule_table` and :func:`catalogue_tests` (may be None);
+    says where the results go against the paper's claim."""
+    la, lb = methods.label(a), methods.label(b)
+    out = []
+    beaten, total = int(rank["beaten"].sum()), int(rank["hashing methods"].sum())
+    if beaten:
+        out.append(f"The paper's protocol ranks only items each user rated, and on it a "
+                   f"single order for all users (items by mean training rating) is above a "
+                   f"hashing method in {beaten} of {total} comparisons: its absolute levels "
+                   "say more about recovering item quality than about personal taste.")
+    else:
+        out.append(f"The paper's protocol ranks only items each user rated; a single order for "
+                   f"all users (items by mean training rating) stays below every hashing "
+                   f"method in all {total} comparisons here.")
+    if "ndcg@10" in tie_table.index.get_level_values("metric"):
+        nd = tie_table.xs("ndcg@10", level="metric")
+        span = nd["optimistic − pessimistic"]
+        gaps, flips = [], []
+        for bits in sorted(set(nd.index.get_level_values("bits"))):
+            if (a, bits) in nd.index and (b, bits) in nd.index:
+                d = nd.loc[(a, bits)] - nd.loc[(b, bits)]
+                gaps.append(abs(d["expected"]))
+                if len({np.sign(d[r]) for r in ("pessimistic", "expected", "optimistic")}) > 1:
+                    flips.append(str(bits))
+        s = (f"Integer distances tie so often that the unstated tie rule moves NDCG@10 by up "
+             f"to {_num(span.max())}")
+        if gaps:
+            s += (f", more than the largest gap between {la} and {lb} under the expectation "
+                  f"({_num(max(gaps))})" if span.max() > max(gaps) else
+                  f", less than the largest gap between {la} and {lb} under the expectation "
+                  f"({_num(max(gaps))})")
+        s += ". "
+        s += (f"Which of the two is ahead on NDCG@10 depends on the rule at "
+              f"{_and(flips)} bits, so a comparison of them must state its rule."
+              if flips else
+              "The order of the two models is the same under every rule, so their "
+              "comparison does not hinge on it, though their absolute levels do.")
+        out.append(s)
+    if tests is not None and len(tests):
+        t = tests.xs("ndcg@10", level="metric")
+        agree, disagree = [], []
+        for (bits, base), r in t.iterrows():
+            if r["role"] == "best Hamming code":
+                (agree if r["verdict"] == "better" else disagree).append(
+                    f"{_num(r['difference'], sign=True)} at {bits} bits "
+                    f"(against {methods.label(base)}, {p_text(r['p'])})")
+        pop = [f"{_num(r['difference'], sign=True)} at {bits} bits"
+               for (bits, base), r in t.iterrows() if r["role"] == "popularity"]
+        s = "Over the full catalogue, "
+        if agree:
+            s += (f"{la} is significantly ahead of the best Hamming code on NDCG@10 by "
+                  f"{_and(agree)}, as the paper's claim predicts")
+        if disagree:
+            s += ("; but " if agree else "") + (
+                f"{la} is not significantly ahead of the best Hamming code on NDCG@10 "
+                f"({_and(disagree)}), which goes against the paper's claim")
+        s += "."
+        if pop:
+            s += (f" Item popularity, which the rated-items protocol cannot see, is a strong "
+                  f"signal here: {la} − popularity is {_and(pop)} NDCG@10.")
+        out.append(s + " The models were trained for the rating task (squared error on "
+                   "observed ratings only), so none was trained to separate rated from "
+                   "unrated items; the catalogue numbers measure what their codes carry over "
+                   "to that task.")
+    if profile != "full":
+        out.append(f"This build used the '{profile}' profile (reduced training), so these "
+                   "statements check the pipeline; the full profile gives the numbers to "
+                   "compare with the paper.")
     return out
