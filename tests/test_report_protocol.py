@@ -127,7 +127,7 @@ def test_catalogue_table_tests_and_findings(seed0, synthetic_split):
 def test_p_text_and_shown():
     assert P.p_text(1e-9) == "p < 0.001" and P.p_text(0.034) == "p = 0.03"
     assert P.p_text(0.004) == "p = 0.004"
-    df = pd.DataFrame({"ndcg@10": [.5]}, index=pd.MultiIndex.from_tuples([(32, "vh-phd")],
+    df = pd.DataFrame({"ndcg@10": [.5], "ndcg@5 paper": [.4]}, index=pd.MultiIndex.from_tuples([(32, "vh-phd")],
                                                                          names=["bits", "method"]))
     s = P.shown(df)
-    assert list(s.columns) == ["NDCG@10"] and s.index[0] == (32, methods.label("vh-phd"))
+    assert list(s.columns) == ["NDCG@10", "NDCG@5 paper"] and s.index[0] == (32, methods.label("vh-phd"))

@@ -74,11 +74,15 @@ def p_text(p: float) -> str:
 
 def shown(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with method names and metric keys in its index and columns turned into labels
-    (``vh-phd`` -> VH_PHD, ``ndcg@10`` -> NDCG@10); index level names capitalised."""
+    (``vh-phd`` -> VH_PHD, ``ndcg@10`` -> NDCG@10, ``"ndcg@10 paper"`` -> ``"NDCG@10
+    paper"``)."""
     def lab(x):
         if isinstance(x, str):
             if x in METRIC_LABELS:
                 return METRIC_LABELS[x]
+            head, _, tail = x.partition(" ")
+            if tail and head in METRIC_LABELS:  # "ndcg@10 paper" -> "NDCG@10 paper"
+                return f"{METRIC_LABELS[head]} {tail}"
             try:
                 methods.get(x)
                 return methods.label(x)
