@@ -38,6 +38,16 @@ def test_adjacent_ties_counts_pairs_and_all_zero_lists():
         S.adjacent_ties(np.zeros(3))
 
 
+def test_served_ties_counts_ties_at_the_cut():
+    rng = np.random.default_rng(1)
+    u = C.pack(rng.random((30, 16)) < 0.5).words
+    i = C.pack(rng.random((200, 16)) < 0.7).words
+    c = S.served_ties(u, i, 16, k=10)
+    assert c["lists"] == 30 and c["k"] == 10 and c["pairs"] == 270
+    assert 0 <= c["lists tied at the cut"] <= 30 and c["tied pairs"] > 0
+    assert "beyond the cut" in S.ties_finding(c)
+
+
 def test_padding_check_holds_on_random_codes():
     rng = np.random.default_rng(0)
     u = C.pack(rng.random((40, 32)) < 0.5).words

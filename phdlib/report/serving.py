@@ -1,7 +1,8 @@
 """Figures, tables and findings of the chapter "Serving PHD codes".
 
 - :func:`padding_check`: the padded-Hamming identity on every (user, item) pair;
-- :func:`adjacent_ties`, :func:`ties_finding`: how often served top-k lists tie;
+- :func:`adjacent_ties`, :func:`served_ties`, :func:`ties_finding`: how often served
+  top-k lists tie;
 - :func:`load`, :func:`plot_recall_qps`, :func:`summary`, :func:`summary_table`,
   :func:`findings`: the engines benchmark (:mod:`phdlib.bench.serving` rows);
 - :func:`recorded_details`: where a recorded benchmark was made, for the
@@ -78,14 +79,35 @@ def adjacent_ties(distances: np.ndarray) -> dict:
             "lists all zero": int((d == 0).all(axis=1).sum())}
 
 
+def served_ties(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
+                metric: str = "phd") -> dict:
+    """:func:`adjacent_ties` of every user's exact top-``k`` (:class:`phdlib.search.BinaryIndex`
+    by ``metric``), plus ``lists tied at the cut``: lists whose k-th item is at the same
+    distance as the (k+1)-th, so that which items are served depends on the tie rule.
+
+    user_codes, item_codes: packed code words of one width ``bits``.
+    """
+    from ..search import BinaryIndex
+
+    idx = BinaryIndex(bits, metric)
+    idx.add(item_codes)
+    d, _ = idx.search(user_codes, k + 1)
+    out = adjacent_ties(d[:, :k])
+    out["lists tied at the cut"] = int((d[:, k - 1] == d[:, k]).sum()) if d.shape[1] > k else 0
+    return out
+
+
 def ties_finding(counts: dict) -> str:
     """One sentence from :func:`adjacent_ties`."""
     c = counts
     return (f"Inside the {c['lists']:,} top-{c['k']} lists, {c['tied pairs']:,} of "
             f"{c['pairs']:,} adjacent pairs ({100 * c['tied share']:.1f}%) are at equal "
             f"distance; {c['lists all tied']:,} lists hold a single distance and "
-            f"{c['lists all zero']:,} are all at distance 0. Engines must therefore agree on "
-            "how ties are broken, not only on distances, to return the same items.")
+            f"{c['lists all zero']:,} are all at distance 0"
+            + (f"; in {c['lists tied at the cut']:,} the {c['k']}-th item ties with the next "
+               "one beyond the cut" if "lists tied at the cut" in c else "")
+            + ". Engines must therefore agree on how ties are broken, not only on distances, "
+            "to return the same items.")
 
 
 def load(path) -> dict:
