@@ -189,9 +189,10 @@ def findings(res) -> list[str]:
         ov = res.methods["hamming_c_overwrite"]["threads"][1]["seconds"]
         hc = res.methods["hamming_c"]["threads"][1]["seconds"]
         kept = ov >= 0.1 * hc
+        share = f"{100 * ov / hc:.0f}% of it" if kept else f"{hc / ov:,.0f} times less"
         out.append(f"The released C loop, its result overwritten, takes {ms(ov)} ms for "
                    f"{c['n']:,} codes; the same loop with its result summed takes {ms(hc)} ms "
-                   f"({100 * ov / hc:.1f}% of it): "
+                   f"({share}): "
                    + ("this compiler kept the overwritten loop." if kept else
                       "this compiler deleted the overwritten loop, so its time does not "
                       "measure the distances."))
@@ -216,18 +217,29 @@ def summary(res) -> list[str]:
     """The page's conclusion in a few sentences (Markdown lines), from the same run."""
     from ..paper import TABLE2
 
+    from ..bench import ACCEPT
+
     out = []
     r = res.ratios["phd/hamming@1"]
-    out.append(f"PHD costs what Hamming costs: PHD / Hamming at one thread is "
-               f"{ratio(r['median'])} here (the paper: "
-               f"{ratio(TABLE2['phd']['seconds'] / TABLE2['hamming']['seconds'])}).")
+    lo, hi = ACCEPT["phd_ratio"]
+    paper_r = ratio(TABLE2['phd']['seconds'] / TABLE2['hamming']['seconds'])
+    if lo <= r["median"] <= hi:
+        out.append(f"AGREES (Table 2): PHD costs what Hamming costs; PHD / Hamming at one "
+                   f"thread is {ratio(r['median'])} here, within {lo} to {hi} (the paper: "
+                   f"{paper_r}).")
+    else:
+        out.append(f"DISAGREES (Table 2): PHD / Hamming at one thread is {ratio(r['median'])} "
+                   f"here, outside {lo} to {hi} (the paper: {paper_r}); on a shared machine "
+                   "a second run may land inside.")
     ipr = res.ratios.get("ip_numba/hamming per code@1")
     if ipr:
         p_ip = TABLE2["inner_product"]["seconds"] / TABLE2["hamming"]["seconds"]
-        out.append(f"An inner product of 64-d float vectors costs {ratio(ipr['median'])} the "
-                   f"Hamming distance per item here (the paper: {ratio(p_ip)}); the factor "
-                   "depends on the machine and the implementation, the order of magnitude "
-                   "does not.")
+        far = ipr["median"] >= 10
+        out.append(f"{'AGREES' if far else 'DISAGREES'} (Table 2, inner product): an inner "
+                   f"product of 64-d float vectors costs {ratio(ipr['median'])} the Hamming "
+                   f"distance per item here (the paper: {ratio(p_ip)}); the factor depends on "
+                   "the machine and the implementation"
+                   + (", the order of magnitude does not." if far else "."))
     h1 = res.methods["hamming"]["threads"][1]
     out.append(f"The Hamming scan streams codes at {h1['gb_per_s']:.1f} GB/s, "
                f"{h1['pct_bandwidth']:.0f}% of the read bandwidth measured beside it (median "
