@@ -70,10 +70,15 @@ def test_tie_rule_table_bounds_and_findings(seed0, synthetic_split):
                        t.xs("ndcg@10", level="metric")["stored"])
     lines = P.tie_rule_findings(t)
     pess = [s for s in lines if "under the pessimistic rule" in s]
-    assert len(pess) == 1 and pess[0].startswith("At 16 bits")
+    assert len(pess) == 2 and all(s.startswith("At 16 bits") for s in pess)
     d = t.loc[("vh-phd", 16, "ndcg@10"), "pessimistic"] - t.loc[("vh", 16, "ndcg@10"), "pessimistic"]
     ahead = "VH_PHD" if d > 0 else "VH"
-    assert f"under the pessimistic rule {ahead} is ahead" in pess[0]
+    assert f"under the pessimistic rule {ahead} is ahead on NDCG@10" in pess[0]
+    lead = P.leaders(t)
+    assert list(lead.index) == [(16, "ndcg@10"), (16, "mrr")]
+    assert np.isclose(lead.loc[(16, "ndcg@10"), "pessimistic"], d)
+    assert lead.loc[(16, "ndcg@10"), "pessimistic leader"] == ahead
+    assert np.isnan(lead["paper"]).all()
     assert not any("nan" in s.lower() for s in lines)
     fig = P.plot_tie_rules(t)
     assert len(fig.axes) == 2

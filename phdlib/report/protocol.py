@@ -13,7 +13,7 @@ The four parts of the chapter:
 1. a ranking without the user: :func:`levels`, :func:`item_mean_rank`,
    :func:`item_mean_findings`;
 2. ties on real codes: :func:`pair_values`, :func:`tie_profiles`,
-   :func:`tie_rule_tables`, :func:`tie_rule_table`, :func:`tie_rule_findings`,
+   :func:`tie_rule_tables`, :func:`tie_rule_table`, :func:`leaders`, :func:`tie_rule_findings`,
    :func:`rule_tests`, :func:`rule_test_findings`, :func:`discount_table`,
    :func:`plot_tie_rules`;
 3. ties and the order of the rating file: :func:`file_order`,
@@ -37,7 +37,7 @@ __all__ = ["PHD", "HAMMING", "RULES", "p_text", "shown", "levels", "item_mean_ra
            "tie_rule_table", "tie_rule_findings", "rule_tests", "rule_test_findings",
            "discount_table", "plot_tie_rules", "file_order", "file_order_gap",
            "file_order_findings", "catalogue", "catalogue_tests", "catalogue_findings",
-           "best_per_width", "summary", "conclusion"]
+           "best_per_width", "summary", "conclusion", "leaders"]
 
 #: The paper's model and its Hamming twin (trained identically but for the distance).
 PHD, HAMMING = "vh-phd", "vh"
@@ -73,33 +73,35 @@ def p_text(p: float) -> str:
 
 
 def shown(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with method names and metric keys in its index and columns turned into labels
-    (``vh-phd`` -> VH_PHD, ``ndcg@10`` -> NDCG@10, ``"ndcg@10 paper"`` -> ``"NDCG@10
-    paper"``)."""
-    def lab(x):
+    """``df`` with labels for reading: method names in the index levels named ``method``
+    or ``baseline`` (``vh-phd`` -> VH_PHD), metric keys in the index and the columns
+    (``ndcg@10`` -> NDCG@10, ``"ndcg@10 paper"`` -> ``"NDCG@10 paper"``)."""
+    def metric(x):
         if isinstance(x, str):
             if x in METRIC_LABELS:
                 return METRIC_LABELS[x]
             head, _, tail = x.partition(" ")
-            if tail and head in METRIC_LABELS:  # "ndcg@10 paper" -> "NDCG@10 paper"
+            if tail and head in METRIC_LABELS:
                 return f"{METRIC_LABELS[head]} {tail}"
-            try:
-                methods.get(x)
-                return methods.label(x)
-            except Exception:
-                return x
         return x
 
+    def level(values, name):
+        if name in ("method", "baseline"):
+            return [methods.label(v) if isinstance(v, str) else v for v in values]
+        return [metric(v) for v in values]
+
     out = df.copy()
-    if isinstance(out.index, pd.MultiIndex):
-        out.index = pd.MultiIndex.from_tuples([tuple(lab(v) for v in t) for t in out.index],
-                                              names=out.index.names)
+    idx = out.index
+    if isinstance(idx, pd.MultiIndex):
+        arrays = [level(idx.get_level_values(i), n) for i, n in enumerate(idx.names)]
+        out.index = pd.MultiIndex.from_arrays(arrays, names=idx.names)
     else:
-        out.index = pd.Index([lab(v) for v in out.index], name=out.index.name)
+        out.index = pd.Index(level(idx, idx.name), name=idx.name)
     if isinstance(out.columns, pd.MultiIndex):
-        out.columns = pd.MultiIndex.from_tuples([tuple(lab(v) for v in t) for t in out.columns])
+        out.columns = pd.MultiIndex.from_tuples([tuple(metric(v) for v in t)
+                                                 for t in out.columns])
     else:
-        out.columns = [lab(c) for c in out.columns]
+        out.columns = [metric(c) for c in out.columns]
     return out
 
 
@@ -166,15 +168,16 @@ def item_mean_findings(rank: pd.DataFrame, reference: str = "item-mean") -> list
     name = methods.label(reference)
     for b, g in rank.groupby(level="bits", sort=True):
         g = g.droplevel("bits")
-        parts = []
-        for k, r in g.iterrows():
-            s = (f"{r['beaten']} of {r['hashing methods']} hashing methods on {METRIC_LABELS[k]} "
-                 f"({_num(r['reference'])}" + (f"; above {r['below']})" if r["below"] else ")"))
-            parts.append(s)
-        total = int(g["beaten"].sum())
-        out.append(f"At {b} bits the ranking by {name} (the same order for every user) "
-                   + ("is above no hashing method on any metric: " if total == 0 else
-                      "is above ") + _and(parts) + ".")
+        same = g["below"].nunique() == 1
+        parts = [f"{r['beaten']} of {r['hashing methods']}{' hashing methods' if i == 0 else ''}"
+                 f" on {METRIC_LABELS[k]} ({_num(r['reference'])}"
+                 + (f"; above {r['below']})" if r["below"] and not same else ")")
+                 for i, (k, r) in enumerate(g.iterrows())]
+        s = f"At {b} bits the ranking by {name} (the same order for every user) is above "
+        s += _and(parts)
+        if same and g["below"].iloc[0]:
+            s += f"; the methods below it: {g['below'].iloc[0]}"
+        out.append(s + ".")
     return out
 
 
@@ -281,27 +284,45 @@ def tie_rule_findings(table: pd.DataFrame, a: str = PHD, b: str = HAMMING,
                + " of the exact expectation; one random draw has a standard deviation of at "
                "most " + " and ".join(sd) + ".")
     la, lb = methods.label(a), methods.label(b)
-    metric = "ndcg@10" if "ndcg@10" in table.index.get_level_values("metric") else \
-        table.index.get_level_values("metric")[0]
-    for bits in sorted(set(table.index.get_level_values("bits"))):
-        try:
-            ra, rb = table.loc[(a, bits, metric)], table.loc[(b, bits, metric)]
-        except KeyError:
-            continue
-        d = {r: ra[r] - rb[r] for r in ("pessimistic", "expected", "optimistic")}
-        lead = la if d["pessimistic"] > 0 else lb if d["pessimistic"] < 0 else "neither"
-        flips = sorted({np.sign(v) for v in d.values()})
-        s = (f"At {bits} bits, under the pessimistic rule {lead} is ahead on "
-             f"{METRIC_LABELS[metric]} ({la} − {lb} = {_num(d['pessimistic'], sign=True)}; "
-             f"expected {_num(d['expected'], sign=True)}, optimistic "
-             f"{_num(d['optimistic'], sign=True)})")
-        s += (": the order of the two models does not depend on the rule" if len(flips) == 1
-              else ": which model is ahead depends on the rule")
-        pa, pb = ra["paper"], rb["paper"]
-        if np.isfinite(pa) and np.isfinite(pb):
-            s += f"; the paper's gap is {_num(pa - pb, sign=True)}"
+    for (bits, k), r in leaders(table, a, b).iterrows():
+        s = (f"At {bits} bits, under the pessimistic rule {r['pessimistic leader']} is ahead "
+             f"on {METRIC_LABELS[k]} ({la} − {lb} = {_num(r['pessimistic'], sign=True)}; "
+             f"expected {_num(r['expected'], sign=True)}, optimistic "
+             f"{_num(r['optimistic'], sign=True)})")
+        s += (": which model is ahead depends on the rule" if r["depends on rule"]
+              else ": the order of the two models does not depend on the rule")
+        if np.isfinite(r["paper"]):
+            s += f"; the paper's gap is {_num(r['paper'], sign=True)}"
         out.append(s + ".")
     return out
+
+
+def leaders(table: pd.DataFrame, a: str = PHD, b: str = HAMMING) -> pd.DataFrame:
+    """``a`` − ``b`` under each tie rule, per width and metric, from :func:`tie_rule_table`.
+
+    Returns index ``bits, metric`` (metric keys); columns ``pessimistic``,
+    ``expected``, ``optimistic``, ``input`` (mean of a minus mean of b under
+    that rule), ``paper`` (the paper's a − b, NaN where it has none),
+    ``pessimistic leader`` (label of the method ahead under the pessimistic
+    rule, or ``"neither"``) and ``depends on rule`` (True where the sign of
+    the difference is not the same under the pessimistic, expected and
+    optimistic rules). Widths lacking either method are left out.
+    """
+    la, lb = methods.label(a), methods.label(b)
+    rows = []
+    for bits in sorted(set(table.index.get_level_values("bits"))):
+        for k in dict.fromkeys(table.index.get_level_values("metric")):
+            if (a, bits, k) not in table.index or (b, bits, k) not in table.index:
+                continue
+            ra, rb = table.loc[(a, bits, k)], table.loc[(b, bits, k)]
+            d = {r: float(ra[r] - rb[r]) for r in ("pessimistic", "expected", "optimistic",
+                                                   "input", "paper")}
+            p = d["pessimistic"]
+            rows.append({"bits": bits, "metric": k, **d,
+                         "pessimistic leader": la if p > 0 else lb if p < 0 else "neither",
+                         "depends on rule": len({np.sign(d[r]) for r in
+                                                 ("pessimistic", "expected", "optimistic")}) > 1})
+    return pd.DataFrame(rows).set_index(["bits", "metric"])
 
 
 def rule_tests(values: Mapping, test, a: str = PHD, b: str = HAMMING,
@@ -576,7 +597,7 @@ def catalogue_findings(tests: pd.DataFrame, seed0: Mapping | None = None, a: str
             what = "no significant difference"
         if r["role"] == "best Hamming code":
             verdict = "AGREES" if r["verdict"] == "better" else "DISAGREES"
-            out.append(f"{verdict} (PHD codes rank better than Hamming codes): at {bits} bits "
+            out.append(f"{verdict} (PHD codes rank better than Hamming codes): At {bits} bits "
                        f"the best Hamming code over the catalogue is {lb}; {diff}: {what}.")
         elif r["role"] == "Hamming twin":
             s = f"At {bits} bits over the catalogue, {diff}: {what}"
@@ -631,15 +652,12 @@ def summary(rank: pd.DataFrame, tie_table: pd.DataFrame, by_rule: pd.DataFrame |
             s += (f"; the gap between {methods.label(a)} and {methods.label(b)} under the "
                   f"expectation is at most {_num(max(gaps))}")
         out.append(s + ".")
-        lead = []
-        for bits in sorted(set(nd.index.get_level_values("bits"))):
-            if (a, bits) in nd.index and (b, bits) in nd.index:
-                d = nd.loc[(a, bits), "pessimistic"] - nd.loc[(b, bits), "pessimistic"]
-                who = methods.label(a) if d > 0 else methods.label(b) if d < 0 else "neither"
-                lead.append(f"{who} at {bits} bits ({_num(d, sign=True)})")
-        if lead:
-            out.append("Under the pessimistic rule the NDCG@10 leader is " + _and(lead)
-                       + ".")
+        lead = leaders(tie_table, a, b)
+        for k, g in lead.groupby(level="metric", sort=False):
+            parts = [f"{r['pessimistic leader']} at {bits} bits ({_num(r['pessimistic'], sign=True)})"
+                     for (bits, _), r in g.iterrows()]
+            out.append(f"Under the pessimistic rule the {METRIC_LABELS[k]} leader is "
+                       + _and(parts) + ".")
     if by_rule is not None and len(by_rule):
         out.extend(file_order_findings(by_rule)[1:])
     if tests is not None and len(tests):
@@ -648,7 +666,7 @@ def summary(rank: pd.DataFrame, tie_table: pd.DataFrame, by_rule: pd.DataFrame |
             if r["role"] != "best Hamming code":
                 continue
             verdict = "AGREES" if r["verdict"] == "better" else "DISAGREES"
-            out.append(f"{verdict} (PHD codes rank better than Hamming codes): over the full "
+            out.append(f"{verdict} (PHD codes rank better than Hamming codes): Over the full "
                        f"catalogue at {bits} bits, {methods.label(a)} − "
                        f"{methods.label(base)} (the best Hamming code there) = "
                        f"{_num(r['difference'], sign=True)} NDCG@10, {p_text(r['p'])}.")
@@ -675,26 +693,22 @@ def conclusion(rank: pd.DataFrame, tie_table: pd.DataFrame, tests: pd.DataFrame 
     if "ndcg@10" in tie_table.index.get_level_values("metric"):
         nd = tie_table.xs("ndcg@10", level="metric")
         span = nd["optimistic − pessimistic"]
-        gaps, flips = [], []
-        for bits in sorted(set(nd.index.get_level_values("bits"))):
-            if (a, bits) in nd.index and (b, bits) in nd.index:
-                d = nd.loc[(a, bits)] - nd.loc[(b, bits)]
-                gaps.append(abs(d["expected"]))
-                if len({np.sign(d[r]) for r in ("pessimistic", "expected", "optimistic")}) > 1:
-                    flips.append(str(bits))
+        lead = leaders(tie_table, a, b)
+        gaps = [abs(r["expected"]) for (_, k), r in lead.iterrows() if k == "ndcg@10"]
         s = (f"Integer distances tie so often that the unstated tie rule moves NDCG@10 by up "
              f"to {_num(span.max())}")
         if gaps:
-            s += (f", more than the largest gap between {la} and {lb} under the expectation "
-                  f"({_num(max(gaps))})" if span.max() > max(gaps) else
-                  f", less than the largest gap between {la} and {lb} under the expectation "
-                  f"({_num(max(gaps))})")
-        s += ". "
-        s += (f"Which of the two is ahead on NDCG@10 depends on the rule at "
-              f"{_and(flips)} bits, so a comparison of them must state its rule."
-              if flips else
-              "The order of the two models is the same under every rule, so their "
-              "comparison does not hinge on it, though their absolute levels do.")
+            s += (f", {'more' if span.max() > max(gaps) else 'less'} than the largest gap "
+                  f"between {la} and {lb} under the expectation ({_num(max(gaps))})")
+        s += "."
+        for k, g in lead.groupby(level="metric", sort=False):
+            flips = [str(bits) for (bits, _), r in g.iterrows() if r["depends on rule"]]
+            if flips:
+                s += (f" On {METRIC_LABELS[k]}, which of the two is ahead depends on the rule "
+                      f"at {_and(flips)} bits, so a comparison on it must state its rule.")
+            else:
+                s += (f" On {METRIC_LABELS[k]}, the order of the two is the same under every "
+                      "rule.")
         out.append(s)
     if tests is not None and len(tests):
         t = tests.xs("ndcg@10", level="metric")

@@ -5,6 +5,7 @@
   top-k lists tie;
 - :func:`load`, :func:`plot_recall_qps`, :func:`summary`, :func:`summary_table`,
   :func:`findings`: the engines benchmark (:mod:`phdlib.bench.serving` rows);
+- :func:`conclusion`: the chapter's closing statements;
 - :func:`recorded_details`: where a recorded benchmark was made, for the
   page's "How this page was computed" block.
 """
@@ -104,8 +105,8 @@ def ties_finding(counts: dict) -> str:
             f"{c['pairs']:,} adjacent pairs ({100 * c['tied share']:.1f}%) are at equal "
             f"distance; {c['lists all tied']:,} lists hold a single distance and "
             f"{c['lists all zero']:,} are all at distance 0"
-            + (f"; in {c['lists tied at the cut']:,} the {c['k']}-th item ties with the next "
-               "one beyond the cut" if "lists tied at the cut" in c else "")
+            + (f"; in {c['lists tied at the cut']:,} the item at rank {c['k']} ties with the "
+               "next one beyond the cut" if "lists tied at the cut" in c else "")
             + ". Engines must therefore agree on how ties are broken, not only on distances, "
             "to return the same items.")
 
@@ -213,3 +214,40 @@ def findings(rows: pd.DataFrame, target: float = 0.95) -> list[str]:
             out.append(f"{lab} does not reach recall {target} at any measured setting "
                        f"(best {best:.3f}).")
     return out
+
+
+def conclusion(same: pd.DataFrame, rows: pd.DataFrame, target: float = 0.95) -> list[str]:
+    """The chapter's conclusion (Markdown lines): whether every exact engine returned
+    BinaryIndex's top-k (``same``: index engine, bool columns ``same distances`` and ``same
+    ids (ties included)``, column ``users``), and from benchmark ``rows`` (usually the
+    recorded run) the fastest engine reaching recall ``target`` with its speed and memory
+    against the exact scan of the plain codes."""
+    out = []
+    ok = same[["same distances", "same ids (ties included)"]].all(axis=1)
+    users = int(same["users"].iloc[0]) if "users" in same else None
+    names = " and ".join(same.index)
+    if ok.all():
+        out.append(f"PHD is served exactly by Hamming engines: {names} returned the same top-k "
+                   f"distances and ids as BinaryIndex"
+                   + (f" for all {users:,} users compared." if users else "."))
+    else:
+        bad = " and ".join(same.index[~ok])
+        out.append(f"{bad} did not return BinaryIndex's top-k for every user compared.")
+    s = summary(rows, target).set_index("engine")
+    exact = s.loc[ENGINE_LABELS["binaryindex"]]
+    n = int(rows["items"].iloc[0])
+    approx = s[[lab not in (ENGINE_LABELS["binaryindex"], ENGINE_LABELS["faiss-flat"],
+                            ENGINE_LABELS["milvus-lite"]) for lab in s.index]]
+    approx = approx[approx[f"reaches {target}"]]
+    if len(approx):
+        best = approx.sort_values("qps").iloc[-1]
+        out.append(f"On {n:,} items, the fastest approximate setting reaching recall {target} "
+                   f"is {best.name} at {best['setting']}: {best['qps']:,.0f} queries per second, "
+                   f"{_times(best['qps'] / exact['qps'])} the exact scan's, with an index of "
+                   f"{best['memory_mb']:,.0f} MB against {exact['memory_mb']:,.0f} MB of plain "
+                   f"codes ({_times(best['memory_mb'] / exact['memory_mb'])}).")
+    else:
+        out.append(f"On {n:,} items no approximate setting reached recall {target}; the exact "
+                   f"scan answers {exact['qps']:,.0f} queries per second.")
+    return out
+
