@@ -32,7 +32,7 @@ from .. import methods, paper, stats
 from . import page
 from ..metrics import METRIC_LABELS, METRICS
 
-__all__ = ["PHD", "HAMMING", "RULES", "p_text", "shown", "levels", "item_mean_rank",
+__all__ = ["PHD", "HAMMING", "RULES", "signed", "p_text", "shown", "levels", "item_mean_rank",
            "item_mean_findings", "pair_values", "tie_profiles", "tie_rule_tables",
            "tie_rule_table", "tie_rule_findings", "rule_tests", "rule_test_findings",
            "discount_table", "plot_tie_rules", "file_order", "file_order_gap",
@@ -59,6 +59,14 @@ def _num(v: float, digits: int = 4, sign: bool = False) -> str:
 def _and(parts: Sequence[str]) -> str:
     parts = list(parts)
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def signed(v: float, digits: int = 4) -> str:
+    """A difference with its sign, ``+.0123`` / ``−.0123``; a value that rounds to zero is
+    ``.0000`` without a sign (never ``−.0000``)."""
+    if v is not None and np.isfinite(v) and round(abs(float(v)), digits) == 0:
+        return page.num(0.0, digits)
+    return page.num(v, digits, sign=True)
 
 
 def p_text(p: float) -> str:
@@ -654,7 +662,8 @@ def summary(rank: pd.DataFrame, tie_table: pd.DataFrame, by_rule: pd.DataFrame |
         out.append(s + ".")
         lead = leaders(tie_table, a, b)
         for k, g in lead.groupby(level="metric", sort=False):
-            parts = [f"{r['pessimistic leader']} at {bits} bits ({_num(r['pessimistic'], sign=True)})"
+            parts = [f"{r['pessimistic leader']} at {bits} bits ({methods.label(a)} − "
+                     f"{methods.label(b)} = {_num(r['pessimistic'], sign=True)})"
                      for (bits, _), r in g.iterrows()]
             out.append(f"Under the pessimistic rule the {METRIC_LABELS[k]} leader is "
                        + _and(parts) + ".")
