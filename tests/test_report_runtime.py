@@ -35,12 +35,14 @@ def test_tables_read_well(res):
     assert np.isnan(t2.loc["PHD, XOR-AND form (items not negated)", "paper (s)"])
     th = R.throughput(res)
     assert "Hamming (Numba)" in th.index and not th.index.str.startswith("topk").any()
-    assert not th["time (ms)"].str.contains("e-").any()
+    assert not th["ms"].str.contains("e-").any()
     tk = R.topk(res)
     assert tk.index.names == ["threads", "k"] and tk["faiss / ours"].str.endswith("×").all()
     assert not R.batch(res).empty
     acc = R.acceptance(res)
     assert acc["met"].dtype == bool and acc["measured"].str.match(r"^[\d.,]+[×%]$").all()
+    assert acc.index[0] == "PHD / Hamming, 1 thread(s)" and acc["target"].iloc[0].startswith("0.98 to 1.02")
+    assert not acc.index.str.contains("N=").any()
 
 
 def test_findings_summary_details(res):

@@ -98,35 +98,36 @@ def table2(res, threads: int = 1) -> pd.DataFrame:
 def throughput(res, threads: int = 1) -> pd.DataFrame:
     """Throughput of every scan at ``threads``, for reading.
 
-    One row per method (label); columns ``N`` (items scanned), ``time (ms)``
-    (median), ``million items/s``, ``GB/s``, ``% of read bandwidth`` (of the
-    read probe measured in the same rounds), ``fastest (ms)`` and ``% of read
-    bandwidth, fastest`` (fastest round of the method and of the probe).
+    One row per method (label); columns ``N`` (items scanned), ``ms`` (median
+    milliseconds of one scan), ``M items/s`` (millions), ``GB/s``, ``% of
+    bandwidth`` (of the read probe measured in the same rounds), ``fastest
+    ms`` and ``% fastest`` (fastest round of the method and of the probe).
     Only the scans: the top-k rows are in :func:`topk`.
     """
     t = res.table(threads)
     t = t[~t.index.str.startswith(("topk", "faiss_topk"))]
     out = pd.DataFrame({"N": t["N"].astype(np.int64),
-                        "time (ms)": t["seconds"].map(ms),
-                        "million items/s": (t["items/s"] / 1e6).round(1),
+                        "ms": t["seconds"].map(ms),
+                        "M items/s": (t["items/s"] / 1e6).round(1),
                         "GB/s": t["GB/s"].round(1),
-                        "% of read bandwidth": t["% of read bandwidth"].round(0),
-                        "fastest (ms)": t["seconds (min)"].map(ms),
-                        "% of read bandwidth, fastest": t["% of read bandwidth (min)"].round(0)})
+                        "% of bandwidth": t["% of read bandwidth"].round(0),
+                        "fastest ms": t["seconds (min)"].map(ms),
+                        "% fastest": t["% of read bandwidth (min)"].round(0)})
     out.index = [_label(k) for k in out.index]
     out.index.name = "method"
     return out
 
 
 def topk(res) -> pd.DataFrame:
-    """Top-k of one query: milliseconds of the plain scan, ours (Hamming, PHD), faiss, and
-    the ratios faiss / ours and ours / scan. Index ``threads, k``."""
+    """Top-k of one query: milliseconds of the plain scan, ours (Hamming, PHD), faiss
+    (``IndexBinaryFlat``), and the ratios faiss / ours and ours / scan. Index ``threads, k``."""
     from ..bench import topk_table
 
     t = topk_table(res)
     out = pd.DataFrame(index=t.index)
-    for c in ("plain scan (s)", "ours, Hamming (s)", "ours, PHD (s)", "faiss IndexBinaryFlat (s)"):
-        out[c.replace("(s)", "(ms)")] = t[c].map(ms)
+    for c, new in (("plain scan (s)", "plain scan"), ("ours, Hamming (s)", "ours, Hamming"),
+                   ("ours, PHD (s)", "ours, PHD"), ("faiss IndexBinaryFlat (s)", "faiss")):
+        out[new] = t[c].map(ms)
     out["faiss / ours"] = t["faiss / ours"].map(ratio)
     out["ours / scan"] = t["ours / scan"].map(ratio)
     return out
@@ -141,9 +142,11 @@ def batch(res) -> pd.DataFrame:
     if t.empty:
         return t
     out = pd.DataFrame(index=t.index)
-    for c in ("ours, tiled (s)", "ours, one query at a time (s)", "faiss IndexBinaryFlat (s)"):
+    for c, new in (("ours, tiled (s)", "ours, tiled"),
+                   ("ours, one query at a time (s)", "ours, one at a time"),
+                   ("faiss IndexBinaryFlat (s)", "faiss")):
         if c in t:
-            out[c.replace("(s)", "(ms)")] = t[c].map(ms)
+            out[new] = t[c].map(ms)
     for c in ("faiss / tiled", "one at a time / tiled"):
         if c in t:
             out[c] = t[c].map(ratio)
@@ -152,15 +155,34 @@ def batch(res) -> pd.DataFrame:
 
 
 def acceptance(res) -> pd.DataFrame:
-    """The benchmark's targets on this run: index ``criterion``; columns ``measured``
-    (ratios as ``1.003×``, percentages as ``91%``), ``target`` and ``met`` (bool)."""
+    """The benchmark's targets on this run (:func:`phdlib.bench.acceptance`), shortened for
+    reading: index ``target`` (e.g. ``"PHD / Hamming, 1 thread(s)"``); columns ``measured``
+    (ratios as ``1.003×``, percentages as ``91%``), ``target`` (``0.98 to 1.02``, ``≥ 85%``)
+    and ``met`` (bool)."""
     from ..bench import acceptance as raw
+
+    import re
 
     t = raw(res)
     meas = [f"{v:.0f}%" if "bandwidth" in c else ratio(v) for c, v in t["measured"].items()]
-    tgt = [s.replace(">= 85", "≥ 85%").replace(">=", "≥").replace("<=", "≤") for s in t["target"]]
-    return pd.DataFrame({"measured": meas, "target": tgt, "met": t["met"].astype(bool)},
-                        index=t.index)
+    tgt = []
+    for c, s in t["target"].items():
+        m = re.match(r"\[([\d.]+), ([\d.]+)\]", s)
+        s = f"{m.group(1)} to {m.group(2)}{s[m.end():]}" if m else s
+        s = s.replace(">=", "≥").replace("<=", "≤")
+        tgt.append(s + "%" if "bandwidth" in c else s)
+    names = []
+    for c in t.index:
+        c = re.sub(r", N=[\d,]+", "", c)
+        c = re.sub(r", median of \d+ adjacent pairs", "", c)
+        c = c.replace("IndexBinaryFlat ", "").replace(", one query", "").replace(" time", "")
+        c = c.replace("read bandwidth", "bandwidth").replace("plain scan", "scan")
+        c = re.sub(r"^(hamming|phd) scan", lambda m: {"hamming": "Hamming", "phd": "PHD"}[
+            m.group(1)] + " scan", c)
+        names.append(c)
+    return pd.DataFrame({"measured": meas, "target": tgt,
+                         "met": t["met"].astype(bool).to_numpy()},
+                        index=pd.Index(names, name="target"))
 
 
 def findings(res) -> list[str]:
@@ -235,7 +257,7 @@ def summary(res) -> list[str]:
     if ipr:
         p_ip = TABLE2["inner_product"]["seconds"] / TABLE2["hamming"]["seconds"]
         far = ipr["median"] >= 10
-        out.append(f"{'AGREES' if far else 'DISAGREES'} (Table 2, inner product): an inner "
+        out.append(f"{'AGREES' if far else 'DISAGREES'} (Table 2, inner product): An inner "
                    f"product of 64-d float vectors costs {ratio(ipr['median'])} the Hamming "
                    f"distance per item here (the paper: {ratio(p_ip)}); the factor depends on "
                    "the machine and the implementation"
@@ -318,7 +340,7 @@ def plot_sweep(res):
     tmax = max(res.config["threads"])
     if tmax > 1:
         d = sw[(sw.method == "hamming") & (sw.threads == tmax)].sort_values("N")
-        ax.plot(d.N, d.seconds * 1e3, marker="s", ls="--", color="0.4",
+        ax.plot(d.N, d.seconds * 1e3, marker="s", ls="--", color="tab:olive",
                 label=f"Hamming (Numba, {tmax} threads)")
     ns = np.array(sorted(sw.N.unique()), dtype=float)
     ax.plot(ns, ns * CODE_BYTES / (res.bandwidth[1] * 1e9) * 1e3, color="k", lw=1, ls=":",

@@ -145,7 +145,9 @@ def plot_recall_qps(rows: pd.DataFrame, ax=None, title: str = ""):
     ax.set_ylabel("queries per second")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              frameon=False)
+    ax.figure.tight_layout()
     return ax
 
 
@@ -165,17 +167,18 @@ def summary(rows: pd.DataFrame, target: float = 0.95) -> pd.DataFrame:
 
 def summary_table(rows: pd.DataFrame, target: float = 0.95) -> pd.DataFrame:
     """:func:`summary` for reading: index ``engine`` (labels); columns ``setting`` ("exact"
-    for the exact engines), ``recall@k``, ``queries per second`` (rounded to a whole
-    number), ``memory (MB)``, ``build (s)`` and ``reaches {target}`` (bool)."""
+    for the exact engines), ``recall@k``, ``queries/s`` (rounded to a whole number),
+    ``MB`` (memory), ``build s`` (seconds to build) and ``≥ {target}`` (bool: the recall
+    reaches ``target``)."""
     s = summary(rows, target)
     k = int(rows["k"].iloc[0]) if "k" in rows else 10
     out = pd.DataFrame({"engine": s["engine"],
                         "setting": s["setting"].replace("", "exact"),
                         f"recall@{k}": s["recall"].astype(float),
-                        "queries per second": s["qps"].astype(float).round().astype(np.int64),
-                        "memory (MB)": s["memory_mb"].astype(float),
-                        "build (s)": s["build_s"].astype(float),
-                        f"reaches {target}": s[f"reaches {target}"]})
+                        "queries/s": s["qps"].astype(float).round().astype(np.int64),
+                        "MB": s["memory_mb"].astype(float),
+                        "build s": s["build_s"].astype(float),
+                        f"≥ {target}": s[f"reaches {target}"]})
     return out.set_index("engine")
 
 
