@@ -1,4 +1,14 @@
-"""Figures and findings of the chapter "Serving PHD codes" (:mod:`phdlib.bench.serving` rows)."""
+"""Figures, tables and findings of the chapter "Serving PHD codes".
+
+- :func:`padding_check`: the padded-Hamming identity on every (user, item) pair;
+- :func:`adjacent_ties`, :func:`served_ties`, :func:`ties_finding`: how often served
+  top-k lists tie;
+- :func:`load`, :func:`plot_recall_qps`, :func:`summary`, :func:`summary_table`,
+  :func:`findings`: the engines benchmark (:mod:`phdlib.bench.serving` rows);
+- :func:`conclusion`: the chapter's closing statements;
+- :func:`recorded_details`: where a recorded benchmark was made, for the
+  page's "How this page was computed" block.
+"""
 from __future__ import annotations
 
 import json
@@ -14,6 +24,91 @@ ENGINE_LABELS = {"binaryindex": "BinaryIndex (exact, plain codes)",
                  "milvus-lite": "Milvus Lite BIN_FLAT (exact, padded)"}
 MARKERS = {"binaryindex": "*", "faiss-flat": "s", "faiss-hnsw": "o", "faiss-ivf": "^",
            "milvus-lite": "D"}
+
+
+def _times(x: float) -> str:
+    """A ratio as ``63.7×`` (``0.25×`` below 10)."""
+    return f"{x:,.1f}×" if x >= 10 else f"{x:.2f}×"
+
+
+def padding_check(user_codes: np.ndarray, item_codes: np.ndarray, bits: int,
+                  block: int = 256) -> tuple[int, int]:
+    """Check ``H(u', i') = 2 PHD(u, i) + m - |u|`` on every (user, item) pair.
+
+    user_codes, item_codes: packed code words (``uint8 (n, bytes)`` as
+    :mod:`phdlib.padding` takes them); bits: the code width ``m``. The padded
+    Hamming distance is computed with NumPy's popcount, PHD with
+    :class:`phdlib.search.BinaryIndex`, ``block`` users at a time. Returns
+    ``(pairs checked, pairs where the identity fails)``.
+    """
+    from .. import padding
+    from ..search import BinaryIndex
+
+    pu = padding.pad_users(user_codes, bits)
+    pi = padding.pad_items(item_codes, bits)
+    exact = BinaryIndex(bits, "phd")
+    exact.add(item_codes)
+    pop = padding.popcounts(user_codes, bits)
+    bad = 0
+    for a in range(0, len(pu), block):
+        h = np.bitwise_count(pu[a:a + block, None, :] ^ pi[None, :, :]).sum(axis=2,
+                                                                             dtype=np.int64)
+        d = exact.distances(user_codes[a:a + block])
+        bad += int((h != 2 * d + bits - pop[a:a + block, None]).sum())
+    return len(pu) * len(pi), bad
+
+
+def adjacent_ties(distances: np.ndarray) -> dict:
+    """How much served top-k lists tie at equal distance.
+
+    distances: ``(lists, k)`` distances of each user's top-k, ascending (as
+    ``search`` returns them). Returns a dict: ``lists``, ``k``, ``pairs``
+    (adjacent pairs inside the lists, ``lists * (k - 1)``), ``tied pairs``
+    (adjacent pairs at equal distance), ``tied share`` (0..1), ``lists all
+    tied`` (lists whose k items share one distance) and ``lists all zero``
+    (lists whose k items are all at distance 0).
+    """
+    d = np.asarray(distances)
+    if d.ndim != 2:
+        raise ValueError(f"distances must be (lists, k); got shape {d.shape}")
+    n, k = d.shape
+    eq = d[:, :-1] == d[:, 1:]
+    pairs = n * max(k - 1, 0)
+    return {"lists": int(n), "k": int(k), "pairs": int(pairs), "tied pairs": int(eq.sum()),
+            "tied share": float(eq.sum() / pairs) if pairs else 0.0,
+            "lists all tied": int(eq.all(axis=1).sum()) if k > 1 else int(n),
+            "lists all zero": int((d == 0).all(axis=1).sum())}
+
+
+def served_ties(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
+                metric: str = "phd") -> dict:
+    """:func:`adjacent_ties` of every user's exact top-``k`` (:class:`phdlib.search.BinaryIndex`
+    by ``metric``), plus ``lists tied at the cut``: lists whose k-th item is at the same
+    distance as the (k+1)-th, so that which items are served depends on the tie rule.
+
+    user_codes, item_codes: packed code words of one width ``bits``.
+    """
+    from ..search import BinaryIndex
+
+    idx = BinaryIndex(bits, metric)
+    idx.add(item_codes)
+    d, _ = idx.search(user_codes, k + 1)
+    out = adjacent_ties(d[:, :k])
+    out["lists tied at the cut"] = int((d[:, k - 1] == d[:, k]).sum()) if d.shape[1] > k else 0
+    return out
+
+
+def ties_finding(counts: dict) -> str:
+    """One sentence from :func:`adjacent_ties`."""
+    c = counts
+    return (f"Inside the {c['lists']:,} top-{c['k']} lists, {c['tied pairs']:,} of "
+            f"{c['pairs']:,} adjacent pairs ({100 * c['tied share']:.1f}%) are at equal "
+            f"distance; {c['lists all tied']:,} lists hold a single distance and "
+            f"{c['lists all zero']:,} are all at distance 0"
+            + (f"; in {c['lists tied at the cut']:,} the item at rank {c['k']} ties with the "
+               "next one beyond the cut" if "lists tied at the cut" in c else "")
+            + ". Engines must therefore agree on how ties are broken, not only on distances, "
+            "to return the same items.")
 
 
 def load(path) -> dict:
@@ -50,7 +145,9 @@ def plot_recall_qps(rows: pd.DataFrame, ax=None, title: str = ""):
     ax.set_ylabel("queries per second")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              frameon=False)
+    ax.figure.tight_layout()
     return ax
 
 
@@ -68,6 +165,36 @@ def summary(rows: pd.DataFrame, target: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def summary_table(rows: pd.DataFrame, target: float = 0.95) -> pd.DataFrame:
+    """:func:`summary` for reading: index ``engine`` (labels); columns ``setting`` ("exact"
+    for the exact engines), ``recall@k``, ``queries/s`` (rounded to a whole number),
+    ``MB`` (memory), ``build s`` (seconds to build) and ``≥ {target}`` (bool: the recall
+    reaches ``target``)."""
+    s = summary(rows, target)
+    k = int(rows["k"].iloc[0]) if "k" in rows else 10
+    out = pd.DataFrame({"engine": s["engine"],
+                        "setting": s["setting"].replace("", "exact"),
+                        f"recall@{k}": s["recall"].astype(float),
+                        "queries/s": s["qps"].astype(float).round().astype(np.int64),
+                        "MB": s["memory_mb"].astype(float),
+                        "build s": s["build_s"].astype(float),
+                        f"≥ {target}": s[f"reaches {target}"]})
+    return out.set_index("engine")
+
+
+def recorded_details(rec: dict, path: str = "") -> dict:
+    """Where and how a recorded benchmark (:func:`load`) was made, as ``{name: text}``
+    rows for :func:`phdlib.report.page.computed`."""
+    p = rec["provenance"]
+    out = {"recorded benchmark": f"{path} ({p.get('date', '?')})" if path else p.get("date", "?"),
+           "recorded with": str(p.get("command", "?")),
+           "recorded on": f"{p.get('cpus', '?')} CPUs, {p.get('platform', '?')}; threads: "
+                          f"Numba {p.get('numba_threads', '?')}, "
+                          f"faiss {p.get('faiss_threads', '?')}",
+           "recorded at commit": str(p.get("commit", "?"))[:10]}
+    return out
+
+
 def findings(rows: pd.DataFrame, target: float = 0.95) -> list[str]:
     """Sentences comparing the fastest setting at ``target`` recall with the exact scan."""
     s = summary(rows, target).set_index("engine")
@@ -82,10 +209,48 @@ def findings(rows: pd.DataFrame, target: float = 0.95) -> list[str]:
         r = s.loc[lab]
         if r[f"reaches {target}"]:
             out.append(f"{lab} reaches recall {r['recall']:.3f} at {r['setting']} with "
-                       f"{r['qps']:,.0f} queries per second ({r['qps'] / exact['qps']:.2f} times "
-                       f"the exact scan), using {r['memory_mb']:,.1f} MB and {r['build_s']:,.1f} s "
+                       f"{r['qps']:,.0f} queries per second ({_times(r['qps'] / exact['qps'])} "
+                       f"the exact scan's), using {r['memory_mb']:,.1f} MB and {r['build_s']:,.1f} s "
                        f"to build.")
         else:
+            best = rows[rows["engine"] == eng]["recall"].max()
             out.append(f"{lab} does not reach recall {target} at any measured setting "
-                       f"(best {rows[rows['engine'] == eng]['recall'].max():.3f}).")
+                       f"(best {best:.3f}).")
     return out
+
+
+def conclusion(same: pd.DataFrame, rows: pd.DataFrame, target: float = 0.95) -> list[str]:
+    """The chapter's conclusion (Markdown lines): whether every exact engine returned
+    BinaryIndex's top-k (``same``: index engine, bool columns ``same distances`` and ``same
+    ids (ties included)``, column ``users``), and from benchmark ``rows`` (usually the
+    recorded run) the fastest engine reaching recall ``target`` with its speed and memory
+    against the exact scan of the plain codes."""
+    out = []
+    ok = same[["same distances", "same ids (ties included)"]].all(axis=1)
+    users = int(same["users"].iloc[0]) if "users" in same else None
+    names = " and ".join(same.index)
+    if ok.all():
+        out.append(f"PHD is served exactly by Hamming engines: {names} returned the same top-k "
+                   f"distances and ids as BinaryIndex"
+                   + (f" for all {users:,} users compared." if users else "."))
+    else:
+        bad = " and ".join(same.index[~ok])
+        out.append(f"{bad} did not return BinaryIndex's top-k for every user compared.")
+    s = summary(rows, target).set_index("engine")
+    exact = s.loc[ENGINE_LABELS["binaryindex"]]
+    n = int(rows["items"].iloc[0])
+    approx = s[[lab not in (ENGINE_LABELS["binaryindex"], ENGINE_LABELS["faiss-flat"],
+                            ENGINE_LABELS["milvus-lite"]) for lab in s.index]]
+    approx = approx[approx[f"reaches {target}"]]
+    if len(approx):
+        best = approx.sort_values("qps").iloc[-1]
+        out.append(f"On {n:,} items, the fastest approximate setting reaching recall {target} "
+                   f"is {best.name} at {best['setting']}: {best['qps']:,.0f} queries per second, "
+                   f"{_times(best['qps'] / exact['qps'])} the exact scan's, with an index of "
+                   f"{best['memory_mb']:,.0f} MB against {exact['memory_mb']:,.0f} MB of plain "
+                   f"codes ({_times(best['memory_mb'] / exact['memory_mb'])}).")
+    else:
+        out.append(f"On {n:,} items no approximate setting reached recall {target}; the exact "
+                   f"scan answers {exact['qps']:,.0f} queries per second.")
+    return out
+

@@ -1,0 +1,90 @@
+"""The chapter "Serving PHD codes" (phdlib.report.serving): checks, ties, tables, findings."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phdlib import codes as C
+from phdlib.report import serving as S
+
+
+def _rows():
+    base = {"items": 1000, "queries": 10, "bits": 64, "k": 10}
+    return pd.DataFrame([
+        {**base, "engine": "binaryindex", "param": "", "value": np.nan, "recall": 1.0,
+         "qps": 141759.5558, "memory_mb": 7.6, "build_s": 0.01},
+        {**base, "engine": "faiss-flat", "param": "", "value": np.nan, "recall": 1.0,
+         "qps": 90000.2, "memory_mb": 15.3, "build_s": 0.02},
+        {**base, "engine": "faiss-hnsw", "param": "efSearch", "value": 16.0, "recall": 0.9,
+         "qps": 9e6, "memory_mb": 200.0, "build_s": 3.0},
+        {**base, "engine": "faiss-hnsw", "param": "efSearch", "value": 64.0, "recall": 0.97,
+         "qps": 7e6, "memory_mb": 200.0, "build_s": 3.0},
+        {**base, "engine": "faiss-ivf", "param": "nprobe", "value": 1.0, "recall": 0.5,
+         "qps": 1e6, "memory_mb": 9.0, "build_s": 1.0},
+    ])
+
+
+def test_adjacent_ties_counts_pairs_and_all_zero_lists():
+    d = np.array([[0, 0, 0], [1, 1, 2], [0, 1, 2], [3, 3, 3]])
+    c = S.adjacent_ties(d)
+    assert c == {"lists": 4, "k": 3, "pairs": 8, "tied pairs": 5, "tied share": 5 / 8,
+                 "lists all tied": 2, "lists all zero": 1}
+    line = S.ties_finding(c)
+    assert "5 of 8 adjacent pairs (62.5%)" in line and "1 are all at distance 0" in line
+    with pytest.raises(ValueError):
+        S.adjacent_ties(np.zeros(3))
+
+
+def test_served_ties_counts_ties_at_the_cut():
+    rng = np.random.default_rng(1)
+    u = C.pack(rng.random((30, 16)) < 0.5).words
+    i = C.pack(rng.random((200, 16)) < 0.7).words
+    c = S.served_ties(u, i, 16, k=10)
+    assert c["lists"] == 30 and c["k"] == 10 and c["pairs"] == 270
+    assert 0 <= c["lists tied at the cut"] <= 30 and c["tied pairs"] > 0
+    assert "beyond the cut" in S.ties_finding(c)
+
+
+def test_padding_check_holds_on_random_codes():
+    rng = np.random.default_rng(0)
+    u = C.pack(rng.random((40, 32)) < 0.5).words
+    i = C.pack(rng.random((70, 32)) < 0.3).words
+    assert S.padding_check(u, i, 32, block=16) == (40 * 70, 0)
+
+
+def test_summary_table_and_findings_read_well():
+    t = S.summary_table(_rows())
+    assert t.loc[S.ENGINE_LABELS["binaryindex"], "setting"] == "exact"
+    assert t["queries/s"].dtype.kind == "i"
+    assert t.loc[S.ENGINE_LABELS["binaryindex"], "queries/s"] == 141760
+    assert t.loc[S.ENGINE_LABELS["faiss-hnsw"], "setting"] == "efSearch=64"
+    assert not t.loc[S.ENGINE_LABELS["faiss-ivf"], "≥ 0.95"]
+    lines = S.findings(_rows())
+    assert "49.4×" in lines[1]
+    assert "does not reach recall 0.95" in lines[2]
+
+
+def test_recorded_details_from_a_stored_benchmark(tmp_path):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"format": "phd-serving", "rows": _rows().to_dict("records"),
+                             "provenance": {"commit": "0123456789abcdef", "date": "2026-01-01",
+                                            "cpus": 2, "platform": "Linux", "command": "phd bench"}}))
+    rec = S.load(p)
+    d = S.recorded_details(rec, "b.json")
+    assert d["recorded at commit"] == "0123456789" and d["recorded with"] == "phd bench"
+    assert "Numba ?" in d["recorded on"]
+
+
+def test_conclusion_from_engine_checks_and_benchmark():
+    same = pd.DataFrame({"users": [6040, 6040], "same distances": [True, True],
+                         "same ids (ties included)": [True, True]},
+                        index=["faiss IndexBinaryFlat", "Milvus Lite BIN_FLAT"])
+    lines = S.conclusion(same, _rows())
+    assert lines[0].startswith("PHD is served exactly") and "6,040 users" in lines[0]
+    assert "faiss IndexBinaryHNSW (padded) at efSearch=64" in lines[1]
+    assert "49.4×" in lines[1] and "(26.3×)" in lines[1]
+    same.loc["Milvus Lite BIN_FLAT", "same ids (ties included)"] = False
+    assert S.conclusion(same, _rows())[0].startswith("Milvus Lite BIN_FLAT did not")
