@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import paper
 from . import page
-from .compare import TOLERANCE, max_abs_diff
+from .compare import TOLERANCE, comparison, max_abs_diff
 from .style import METRIC_LABELS, METRICS, label
 
 __all__ = ["comparison_shown", "tolerance_lines", "grid_shown", "setting", "chosen_lines", "grid_time_table", "als_lines", "chosen_table", "tie_table", "variants_shown", "variant_lines", "sanity_table", "item_mean_lines", "metric_columns", "diff_formats", "baselines_conclusion", "blocks_text"]
@@ -324,7 +324,6 @@ def baselines_conclusion(runs: Mapping, widths: Iterable[int], dataset: str,
     runs: ``{(method, bits): Run}`` with ``mf``, ``mf-als``, ``mf-mean``,
     ``mf-median``, ``item-mean`` and ``random`` at every width.
     """
-    from .compare import comparison
 
     widths = list(widths)
     text = []

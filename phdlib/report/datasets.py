@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import data, paper
+
 __all__ = ["LABELS", "dataset_label", "paper_table", "paper_findings", "source_findings",
            "trace_finding", "rating_findings", "activity_table", "split_findings",
            "test_items_finding", "shape_table", "source_checks", "released_table", "conclusion"]
@@ -222,7 +224,6 @@ def source_checks(names, data_dir=None) -> pd.DataFrame:
     when not found). Loading goes through :func:`phdlib.data.load_dataset`
     (which refuses a file whose fingerprint differs from the known one).
     """
-    from .. import data
 
     rows = []
     for name in names:
@@ -245,7 +246,6 @@ def released_table(seed: int = 0, data_dir=None) -> pd.DataFrame:
     ``test``) x (``released``, ``ours``), nullable ``Int64`` (ours missing
     where the raw file is not in this build).
     """
-    from .. import data, paper
 
     rows, index = [], []
     for name, rel in paper.RELEASED_SPLITS.items():

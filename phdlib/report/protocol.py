@@ -28,9 +28,11 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import methods, paper, stats
-from . import page
+from .. import evaluation, methods, paper, stats, ties, training
+from .. import metrics as M
 from ..metrics import METRIC_LABELS, METRICS
+from . import page
+from .page import p_text
 
 __all__ = ["PHD", "HAMMING", "RULES", "signed", "p_text", "shown", "levels", "item_mean_rank",
            "item_mean_findings", "pair_values", "tie_profiles", "tie_rule_tables",
@@ -67,17 +69,6 @@ def signed(v: float, digits: int = 4) -> str:
     if v is not None and np.isfinite(v) and round(abs(float(v)), digits) == 0:
         return page.num(0.0, digits)
     return page.num(v, digits, sign=True)
-
-
-def p_text(p: float) -> str:
-    """A p-value as a reader reads it: ``p < 0.001``, ``p = 0.03``, ``p = 0.41``."""
-    if p is None or not np.isfinite(p):
-        return "p n/a"
-    if p < 0.001:
-        return "p < 0.001"
-    if p < 0.01:
-        return f"p = {p:.3f}"
-    return f"p = {p:.2f}"
 
 
 def shown(df: pd.DataFrame) -> pd.DataFrame:
@@ -199,7 +190,6 @@ def pair_values(seed0: Mapping, test, names: Sequence[str], widths: Iterable[int
     and ``item`` (N,). Returns ``{(method, bits): (N,) array}`` (integers for
     code models), in the order of ``names`` then ``widths``.
     """
-    from .. import training
 
     return {(m, int(b)): training.fitted(seed0[(m, int(b))]).pairs(test.user, test.item)
             for m in names for b in widths}
@@ -217,7 +207,6 @@ def tie_profiles(values: Mapping, test) -> pd.DataFrame:
     positions k and k + 1) and ``best item tied (%)`` (users whose first
     best-rated item is tied, so the tie rule moves its reciprocal rank).
     """
-    from .. import ties
 
     rows = []
     for (m, b), v in values.items():
@@ -235,7 +224,6 @@ def tie_profiles(values: Mapping, test) -> pd.DataFrame:
 def tie_rule_tables(values: Mapping, test, random_draws: int = 10) -> dict:
     """:func:`phdlib.ties.compare_tie_rules` of each key of ``values`` (paper's discount,
     NDCG@5, NDCG@10, MRR; ``random``: mean and sd over ``random_draws`` seeded draws)."""
-    from .. import ties
 
     return {key: ties.compare_tie_rules(test.user, test.rating, v, ks=(5, 10),
                                         discounts_=("paper",), random_seeds=range(random_draws))
@@ -345,7 +333,6 @@ def rule_tests(values: Mapping, test, a: str = PHD, b: str = HAMMING,
     ``difference`` (mean of a − b over users), ``ci low``, ``ci high`` (95%),
     ``p``, ``d_z`` (paired effect size) and ``significant`` (p < 0.05).
     """
-    from .. import metrics as M
 
     ws = sorted({k[1] for k in values}) if widths is None else list(widths)
     rows = []
@@ -392,7 +379,6 @@ def discount_table(values: Mapping, test) -> pd.DataFrame:
     ``"ndcg@5 paper"``, ``"ndcg@5 released"``, ``"ndcg@10 paper"``,
     ``"ndcg@10 released"`` and ``"ndcg@10 released − paper"``.
     """
-    from .. import metrics as M
 
     rows = []
     for (m, b), v in values.items():
@@ -446,7 +432,6 @@ def file_order(seed0: Mapping, split, rules: Sequence[str] = RULES,
     each rule (``random``: one seeded draw), ``ndcg@10 stored`` (the value
     stored with the run), and ``"{metric} input − expected"``.
     """
-    from .. import evaluation, training
 
     ws = _widths(seed0, widths)
     rows = []
@@ -514,7 +499,6 @@ def catalogue(seed0: Mapping, split, methods_: Sequence[str], widths: Iterable[i
     ``per_user`` maps ``(method, bits)`` to the per-user frame (columns
     ``user``, ``ndcg@5``, ``ndcg@10``, ``mrr``, ``n_ranked``, ``n_test``).
     """
-    from .. import evaluation, training
 
     rows, per_user = [], {}
     for b in widths:

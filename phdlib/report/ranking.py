@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import ties
 from ..metrics import METRIC_LABELS
 from .page import num
 
@@ -38,7 +39,6 @@ def tie_summary(user, values, rating, k: int = 10) -> dict:
     ``median_largest_tie`` (float, items in a user's largest tie group, median
     over users) and ``k``.
     """
-    from .. import ties
 
     p = ties.tie_profile(user, values, ks=(k,), rating=rating)
     return {"users": int(len(p)), "items": int(p["n_test"].sum()),

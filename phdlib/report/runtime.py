@@ -17,8 +17,17 @@ are lists of plain sentences for :func:`phdlib.report.page.findings`.
 """
 from __future__ import annotations
 
+import re
+
+import numba
 import numpy as np
 import pandas as pd
+
+from .. import bench
+from .. import codes as C
+from .. import search as S
+from ..bench import ACCEPT, CODE_BYTES, batch_table, topk_table
+from ..paper import TABLE2
 
 __all__ = ["LABELS", "ratio", "ms", "table2", "throughput", "topk", "batch", "acceptance",
            "findings", "summary", "same_answers", "plot_sweep", "details"]
@@ -75,10 +84,8 @@ def table2(res, threads: int = 1) -> pd.DataFrame:
     by time per item), ``ours: time / Hamming`` (paired per round where
     measured so) and ``N measured`` (items of our measurement).
     """
-    from ..bench import table2 as raw
 
-    t = raw(res, threads=threads)
-    from ..paper import TABLE2
+    t = bench.table2(res, threads=threads)
 
     ham_paper = TABLE2["hamming"]["seconds"]
     rows = []
@@ -121,7 +128,6 @@ def throughput(res, threads: int = 1) -> pd.DataFrame:
 def topk(res) -> pd.DataFrame:
     """Top-k of one query: milliseconds of the plain scan, ours (Hamming, PHD), faiss
     (``IndexBinaryFlat``), and the ratios faiss / ours and ours / scan. Index ``threads, k``."""
-    from ..bench import topk_table
 
     t = topk_table(res)
     out = pd.DataFrame(index=t.index)
@@ -136,7 +142,6 @@ def topk(res) -> pd.DataFrame:
 def batch(res) -> pd.DataFrame:
     """Many queries at once: milliseconds of ours tiled, ours one query at a time, faiss,
     and the ratios. Index ``threads, queries, k``; empty when the run skipped it."""
-    from ..bench import batch_table
 
     t = batch_table(res)
     if t.empty:
@@ -159,11 +164,9 @@ def acceptance(res) -> pd.DataFrame:
     reading: index ``target`` (e.g. ``"PHD / Hamming, 1 thread(s)"``); columns ``measured``
     (ratios as ``1.003×``, percentages as ``91%``), ``target`` (``0.98 to 1.02``, ``≥ 85%``)
     and ``met`` (bool)."""
-    from ..bench import acceptance as raw
 
-    import re
 
-    t = raw(res)
+    t = bench.acceptance(res)
     # a percentage is cut, not rounded, so 84.96% never reads as a met target of 85%
     meas = [f"{np.floor(v * 10) / 10:.1f}%" if "bandwidth" in c else ratio(v)
             for c, v in t["measured"].items()]
@@ -191,8 +194,6 @@ def findings(res) -> list[str]:
     """The chapter's statements on Table 2 (Markdown lines): PHD / Hamming against the
     paper's, the inner product per item against the paper's, what the compiler did with the
     released loop, and the PHD / Hamming ratio at each thread count against its band."""
-    from ..bench import ACCEPT
-    from ..paper import TABLE2
 
     c = res.config
     out = []
@@ -239,9 +240,7 @@ def findings(res) -> list[str]:
 
 def summary(res) -> list[str]:
     """The page's conclusion in a few sentences (Markdown lines), from the same run."""
-    from ..paper import TABLE2
 
-    from ..bench import ACCEPT
 
     out = []
     r = res.ratios["phd/hamming@1"]
@@ -299,10 +298,7 @@ def same_answers(seed: int = 0, n: int = 100_000, queries: int = 32,
     index ``metric, threads, k``; columns ``one query``, ``{queries}
     queries`` (bool). Numba's thread count is restored afterwards.
     """
-    import numba
 
-    from .. import codes as C
-    from .. import search as S
 
     rng = np.random.default_rng(seed)
     items = C.pack(rng.random((n, 64)) < 0.8)
@@ -334,7 +330,6 @@ def plot_sweep(res):
     memory bound (8 bytes a code at the one-thread read bandwidth). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from ..bench import CODE_BYTES
 
     sw = res.sweep
     fig, ax = plt.subplots(figsize=(8, 4.5))

@@ -17,6 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import padding
+from ..search import BinaryIndex
+
 ENGINE_LABELS = {"binaryindex": "BinaryIndex (exact, plain codes)",
                  "faiss-flat": "faiss IndexBinaryFlat (exact, padded)",
                  "faiss-hnsw": "faiss IndexBinaryHNSW (padded)",
@@ -41,8 +44,6 @@ def padding_check(user_codes: np.ndarray, item_codes: np.ndarray, bits: int,
     :class:`phdlib.search.BinaryIndex`, ``block`` users at a time. Returns
     ``(pairs checked, pairs where the identity fails)``.
     """
-    from .. import padding
-    from ..search import BinaryIndex
 
     pu = padding.pad_users(user_codes, bits)
     pi = padding.pad_items(item_codes, bits)
@@ -88,7 +89,6 @@ def served_ties(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: in
 
     user_codes, item_codes: packed code words of one width ``bits``.
     """
-    from ..search import BinaryIndex
 
     idx = BinaryIndex(bits, metric)
     idx.add(item_codes)

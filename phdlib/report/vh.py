@@ -21,9 +21,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import metrics, stats
 from ..methods.stopping import CAP_REASON
 from ..metrics import METRIC_LABELS, METRICS
-from .page import p_text
+from ..variants import VARIANTS
+from .compare import within
+from .page import mean_std, num, p_text
+from .style import label
 
 __all__ = ["chance_level", "variants_table", "variants_findings", "paired_tests", "plot_curves",
            "reached_cap", "p_text", "runs_table", "cap_finding", "grid_table", "variants_view",
@@ -50,7 +54,6 @@ def chance_level(ratings, metric: str = "ndcg@10") -> float:
     ratings: an object with ``user`` (int (N,)) and ``rating`` ((N,)) arrays,
     e.g. ``split.valid``.
     """
-    from .. import metrics
 
     per_user = metrics.evaluate(ratings.user, ratings.rating, np.zeros(len(ratings.user)))
     return float(per_user[metric].mean())
@@ -66,7 +69,6 @@ def variants_table(runs: dict, chance: float) -> pd.DataFrame:
     validation metrics at the best point and the code statistics at the end
     (set bits of users and items, bits shared by 99% of users).
     """
-    from ..variants import VARIANTS
 
     rows = []
     for name, r in runs.items():
@@ -87,7 +89,6 @@ def variants_table(runs: dict, chance: float) -> pd.DataFrame:
 
 def variants_findings(table: pd.DataFrame) -> list[str]:
     """Plain sentences, computed from :func:`variants_table`, on what each variant did."""
-    from .page import num
 
     out = []
     for name, row in table.iterrows():
@@ -113,7 +114,6 @@ def paired_tests(phd_runs: list, vh_runs: list) -> pd.DataFrame:
     :func:`phdlib.stats.compare`'s rows (``metric``, ``n``, ``mean_diff``,
     ``p``, ``p_adj``, ``better``, ...), one per metric.
     """
-    from .. import stats
 
     def mean_frame(rs):
         f = pd.concat([r.per_user[["user", *METRICS]] for r in rs])
@@ -156,7 +156,6 @@ def runs_table(runs: dict) -> pd.DataFrame:
     ``training seconds``, ``ms / iteration`` (float, training time only) and
     ``validation NDCG@10`` (float).
     """
-    from .style import label
 
     rows, index = [], []
     for (method, bits), rs in runs.items():
@@ -177,7 +176,6 @@ def runs_table(runs: dict) -> pd.DataFrame:
 
 def cap_finding(every_run: list, profile: str) -> str:
     """Whether early stopping or the iteration cap ended the runs (:func:`reached_cap`)."""
-    from .style import label
 
     cap = max(int(r.effective_config["max_iterations"]) for r in every_run)
     if profile == "quick":
@@ -227,7 +225,6 @@ def variants_view(table: pd.DataFrame) -> pd.DataFrame:
 
 def released_finding(released_metrics: dict, chance_test: float) -> str:
     """VH trained as released, on the test split, beside the all-tied ranking."""
-    from .page import num
 
     return ("VH trained as released scores, on the test split (shown here, used for no choice), "
             + ", ".join(f"{METRIC_LABELS_[m]} {num(released_metrics[m])}" for m in METRICS)
@@ -240,7 +237,6 @@ def seed_noise_findings(phd_runs: list, variants: dict) -> list[str]:
     phd_runs: VH_PHD's runs (seeds) at 64 bits; variants: :func:`phdlib.variants.run_variants`.
     Empty with fewer than two seeds.
     """
-    from .page import num
 
     if len(phd_runs) < 2 or "VH_PHD (default)" not in variants:
         return []
@@ -264,8 +260,6 @@ def comparison_view(table: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     bits), columns (metric label, ``ours`` / ``paper`` / ``ours − paper``);
     ours as ``mean ± std`` strings (:func:`phdlib.report.page.mean_std`),
     paper and difference as floats (NaN where the paper has no value)."""
-    from .page import mean_std, num
-    from .style import label
 
     cols, data = [], {}
     for m in metrics:
@@ -284,9 +278,6 @@ def comparison_view(table: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
 def paper_findings(table: pd.DataFrame, tol: float, what: str = "") -> list[str]:
     """One verdict per row of a :func:`phdlib.report.comparison` table: every metric
     within ``tol`` of the paper's (AGREES) or not (DISAGREES, with the largest gap)."""
-    from .compare import within
-    from .page import num
-    from .style import label
 
     ok = within(table, tol)
     diffs = table.xs("diff", axis=1, level="field")
@@ -310,7 +301,6 @@ def paired_view(t: pd.DataFrame) -> pd.DataFrame:
     """:func:`paired_tests` for reading: index the metric label; columns users,
     mean of VH_PHD and of VH (float), difference (signed string), t (float, two
     decimals in the table), adjusted p (``p < 0.001``) and the verdict."""
-    from .page import num
 
     out = pd.DataFrame({
         "users": t["n"].astype(int).to_numpy(),
@@ -328,7 +318,6 @@ def paired_view(t: pd.DataFrame) -> pd.DataFrame:
 def paired_findings(tests: dict) -> list[str]:
     """One sentence per ``{(bits, what): paired_tests frame}``: on which metrics
     VH_PHD is significantly better than VH, worse, or neither."""
-    from .page import num
 
     out = []
     for (bits, what), t in tests.items():
@@ -355,7 +344,6 @@ def step_table(steps: pd.DataFrame) -> pd.DataFrame:
     step, threads); columns ms per iteration, speedup over autograd (``2.4×``),
     the floor (ms) and the ratio to it (``1.5×``), memory bandwidth (GB/s) and
     the dense Adam pass with 15% subnormal rows, as is and flushed (ms)."""
-    from .style import label
 
     out = pd.DataFrame({
         "ms / iteration": steps["ms_per_iteration"].astype(float).to_numpy(),
@@ -376,7 +364,6 @@ def headline_findings(vt: pd.DataFrame, chance: float, comp: pd.DataFrame | None
     """The chapter's findings in a few sentences: VH as released against chance,
     the best VH variant, VH_PHD against VH (:func:`paired_findings`) and
     against the paper (:func:`paper_findings`)."""
-    from .page import num
 
     out = []
     if "released" in vt.index:
@@ -402,7 +389,6 @@ def variants_reading(vt: pd.DataFrame) -> list[str]:
     """What the variant study shows, computed from :func:`variants_table`: the
     noise, the learning rate and the sampling of VH set against each other,
     whether the codes collapsed, and how much VH_PHD's alternatives move."""
-    from .page import num
 
     def leaves(name):
         v = vt.loc[name, "leaves plateau at"]
@@ -453,7 +439,6 @@ def curves_caption(runs: dict, chance: float, widths) -> str:
 
     runs: ``{(method, bits): [Run, ...]}``.
     """
-    from .style import label
 
     parts = []
     for (m, b), rs in runs.items():
@@ -468,8 +453,6 @@ def curves_caption(runs: dict, chance: float, widths) -> str:
 def budget_findings(runs: dict, min_iterations: int, bits: int = 64) -> list[str]:
     """For the first seed of each method at ``bits``: its best validation NDCG@10 up to
     ``min_iterations`` against its best overall (the cost of starting early stopping there)."""
-    from .page import num
-    from .style import label
 
     out = []
     for (method, b), rs in runs.items():
@@ -493,8 +476,6 @@ def conclusion(vt: pd.DataFrame, chance: float, tests: dict, comp: pd.DataFrame 
                tol: float) -> str:
     """The chapter's conclusion as one paragraph from the variant study, the paired
     tests (``{(bits, what): paired_tests frame}``) and the comparison with the paper."""
-    from .compare import within
-    from .page import num
 
     parts = []
     if "released" in vt.index:
@@ -520,7 +501,6 @@ def conclusion(vt: pd.DataFrame, chance: float, tests: dict, comp: pd.DataFrame 
         has_paper = comp.xs("paper", axis=1, level="field").notna().any(axis=1)
         ok = ok[has_paper]
         if len(ok):
-            from .style import label
             inside = [f"{label(m)} {b} bits" for (m, b), g in ok.items() if g]
             outside = [f"{label(m)} {b} bits" for (m, b), g in ok.items() if not g]
             parts.append(f"Against the paper's Table 1 (band ±{tol}): "
