@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ablation, methods
+from .. import ablation, export, methods
 from ..metrics import METRIC_LABELS
+from . import protocol, serving
 from .groups import by_method
-from .page import num
+from .page import num, p_text, pct
 from .style import PHD, label
 from .table1 import Table1, table1
 
-__all__ = ["seeds_text", "paper_claim", "item_mean", "bias_share", "phd_without_retraining", "headline"]
+__all__ = ["seeds_text", "paper_claim", "item_mean", "bias_share", "phd_without_retraining",
+           "catalogue", "pessimistic_ties", "served_ties", "headline"]
 
 _NAME = METRIC_LABELS["ndcg@10"]
 
@@ -95,10 +97,10 @@ def bias_share(gaps: dict) -> str | None:
         if not np.isfinite(row["closed"]):
             continue
         lows.append(row["closed_min"] if np.isfinite(row["closed_min"]) else row["closed"])
-        s = f"{100 * row['closed']:.0f}% at {b} bits"
+        s = f"{pct(100 * row['closed'], 0, sign=False)} at {b} bits"
         if np.isfinite(row["closed_std"]):
-            s += (f" ({100 * row['closed_min']:.0f}% to {100 * row['closed_max']:.0f}% over "
-                  f"{int(row['seeds'])} seeds)")
+            s += (f" ({pct(100 * row['closed_min'], 0, sign=False)} to "
+                  f"{pct(100 * row['closed_max'], 0, sign=False)} over {int(row['seeds'])} seeds)")
         parts.append(s)
     if not parts:
         return None
@@ -125,6 +127,73 @@ def phd_without_retraining(reach) -> str | None:
             f"by PHD as they are: {'; '.join(parts)} {_NAME} of VH_PHD. See {{doc}}`ablation`.")
 
 
+def catalogue(tests) -> str | None:
+    """VH_PHD against the best Hamming code and against VH when every unrated item is ranked
+    (:func:`phdlib.report.protocol.catalogue_tests`, seed 0)."""
+    if tests is None or not len(tests):
+        return None
+    t = tests.xs("ndcg@10", level="metric")
+    words = {"better": "significantly ahead", "worse": "significantly behind",
+             "no significant difference": "not significantly different"}
+    parts, holds = [], []
+    for (bits, base), r in t.iterrows():
+        if r["role"] not in ("best Hamming code", "Hamming twin"):
+            continue
+        if r["role"] == "best Hamming code":
+            holds.append(r["verdict"] == "better")
+        parts.append(f"{num(r['difference'], sign=True)} against {label(base)} at {bits} bits "
+                     f"({words[r['verdict']]}, {p_text(r['p'])})")
+    if not parts:
+        return None
+    lead = ("**Over the full catalogue the paper's ordering holds.**" if all(holds) else
+            "**Over the full catalogue the ranking reverses.**" if not any(holds) else
+            "**Over the full catalogue the paper's ordering holds at some widths only.**")
+    return (f"{lead} Ranking every item a user has not rated, as a recommender does, "
+            f"VH_PHD's {_NAME} differs by " + "; ".join(parts) + " (one model seed, paired "
+            "t-test over users, Bonferroni). See {doc}`protocol`.")
+
+
+def pessimistic_ties(lead) -> str | None:
+    """Who of VH_PHD and VH is ahead when tied items are ranked worst-first
+    (:func:`phdlib.report.protocol.leaders`)."""
+    if lead is None or not len(lead):
+        return None
+    parts, flips = [], 0
+    for (bits, metric), r in lead.iterrows():
+        parts.append(f"{METRIC_LABELS[metric]} at {bits} bits: {r['pessimistic leader']} ahead "
+                     f"({num(r['pessimistic'], sign=True)})")
+        flips += bool(r["depends on rule"])
+    lead_words = (f"**The tie rule decides {flips} of {len(lead)} comparisons.**" if flips else
+                  "**The tie rule does not change who is ahead.**")
+    return (f"{lead_words} Codes tie often, and the metrics take the expectation over random "
+            "orders of tied items. Ranking tied items worst-first instead, VH_PHD against VH: "
+            + "; ".join(parts) + ". See {doc}`protocol`.")
+
+
+def served_ties(counts: dict | None, bits: int) -> str | None:
+    """How many adjacent pairs of the served top-k lists tie (:func:`phdlib.report.serving.
+    served_ties` of VH_PHD's codes)."""
+    if not counts:
+        return None
+    c = counts
+    return (f"**Served lists are mostly ties.** In the {c['lists']:,} top-{c['k']} lists of "
+            f"VH_PHD's {bits}-bit codes, {c['tied pairs']:,} of {c['pairs']:,} adjacent pairs "
+            f"({100 * c['tied share']:.0f}%) are at equal PHD and {c['lists all zero']:,} lists "
+            "are all at distance 0, so the order a user sees is whatever breaks the ties (the "
+            "item id in every engine here). The book's metrics take the expectation over ties; "
+            "a served list cannot. See {doc}`serving`."
+            if c["tied share"] >= 0.5 else
+            f"**Served lists hold ties.** In the {c['lists']:,} top-{c['k']} lists of VH_PHD's "
+            f"{bits}-bit codes, {c['tied pairs']:,} of {c['pairs']:,} adjacent pairs "
+            f"({100 * c['tied share']:.0f}%) are at equal PHD. See {{doc}}`serving`.")
+
+
+def _seed0(runs: dict, widths) -> dict:
+    """``{(method, bits): Run}`` of model seed 0 (Table 1's plain cells)."""
+    return {(m, b): rs[0] for b in widths for m, rs in by_method(runs, bits=b).items()
+            if rs and rs[0].seed == 0}
+
+
 def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
              extra=()) -> tuple[list[str], dict]:
     """The landing page's computed findings from Table 1's runs (with arrays).
@@ -142,6 +211,22 @@ def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
                  if methods.get(k[0]).learns_codes}
     table, _ = ablation.distance_ablation(code_runs, split)
     reach = ablation.phd_reach(table) if len(table) else None
-    out = [paper_claim(tables, seeds), item_mean(tables), bias_share(gaps),
-           phd_without_retraining(reach), *extra]
-    return [s for s in out if s], {"tables": tables, "gaps": gaps, "reach": reach}
+    seed0 = _seed0(runs, widths)
+    cat_tests, lead, ties, top = None, None, None, max(widths)
+    if all((m, b) in seed0 for m in (protocol.PHD, protocol.HAMMING) for b in widths):
+        names = [m for m in (protocol.PHD, protocol.HAMMING, *methods.hashing_baselines(),
+                             "popularity") if all((m, b) in seed0 for b in widths)]
+        cat, per_user = protocol.catalogue(seed0, split, list(dict.fromkeys(names)), widths)
+        cat_tests = protocol.catalogue_tests(per_user, cat)
+        pair = (protocol.PHD, protocol.HAMMING)
+        values = protocol.pair_values(seed0, split.test, pair, widths)
+        rules = protocol.tie_rule_table(protocol.tie_rule_tables(values, split.test, 1), seed0,
+                                        dataset)
+        lead = protocol.leaders(rules)
+        codes = export.codes_of_run(seed0[(protocol.PHD, top)])
+        ties = serving.served_ties(codes.user_codes, codes.item_codes, codes.bits)
+    out = [paper_claim(tables, seeds), item_mean(tables), catalogue(cat_tests),
+           pessimistic_ties(lead), bias_share(gaps), phd_without_retraining(reach),
+           served_ties(ties, top), *extra]
+    return [s for s in out if s], {"tables": tables, "gaps": gaps, "reach": reach,
+                                   "catalogue": cat_tests, "leaders": lead, "ties": ties}
