@@ -166,8 +166,37 @@ def bias_gap(runs: dict, bits: int, alpha: float = 0.05) -> pd.DataFrame:
 
 
 def _p(p: float) -> str:
-    """A p-value for a sentence: ``p < 0.001`` or ``p = 0.03``."""
-    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+    """A p-value for a sentence: ``p < 0.001``, ``p = 0.003``, ``p = 0.41``; ``p n/a``."""
+    if p is None or not np.isfinite(p):
+        return "p n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
+
+
+def share_range(row) -> tuple[float, float] | None:
+    """The range of the share of the VH -> VH_PHD gap that VH+bias closes: (min, max) over
+    seeds, or (share, share) for one seed; None where there is no gain to close (VH_PHD not
+    above VH, or no share). ``row``: one metric's row of :func:`bias_gap`."""
+    if not (row["vh-phd"] > row["vh"]) or not np.isfinite(row["closed"]):
+        return None
+    if np.isfinite(row["closed_min"]) and np.isfinite(row["closed_max"]):
+        return float(row["closed_min"]), float(row["closed_max"])
+    return float(row["closed"]), float(row["closed"])
+
+
+def share_words(lo: float, hi: float) -> str:
+    """How much of a gain a share in ``[lo, hi]`` is, in words that hold for the whole range:
+    ``"more than half of"``, ``"a quarter to half of"``, ``"less than a quarter of"``,
+    ``"none of"``, or ``"part of (how much depends on the seed)"`` for a range that
+    straddles those bounds."""
+    if lo >= 0.5:
+        return "more than half of"
+    if lo >= 0.25 and hi < 0.5:
+        return "a quarter to half of"
+    if lo > 0 and hi < 0.25:
+        return "less than a quarter of"
+    if hi <= 0:
+        return "none of"
+    return "part of (how much depends on the seed)"
 
 
 def _distance_lines(tests: pd.DataFrame) -> list[str]:
@@ -220,16 +249,12 @@ def findings(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], alpha: float = 
     out = _distance_lines(tests)
     for b, t in gaps.items():
         nd = t.set_index("metric").loc["ndcg@10"]
-        if not np.isfinite(nd["closed"]):
-            out.append(f"{b} bits: VH and VH_PHD tie on NDCG@10; there is no gap to close.")
+        rng = share_range(nd)
+        if rng is None:
+            out.append(f"{b} bits: VH_PHD is not above VH on NDCG@10 "
+                       f"({nd['vh-phd']:.4f} against {nd['vh']:.4f}); there is no gain to close.")
             continue
-        lo, hi = nd["closed_min"], nd["closed_max"]
-        if np.isfinite(lo) and lo < 0.5 <= hi:
-            what = "whether it is half or more of PHD's gain depends on the seed"
-        elif nd["closed"] >= 0.5:
-            what = "half or more of PHD's gain is what a per-user bias gives"
-        else:
-            what = "less than half of PHD's gain is what a per-user bias gives"
+        what = f"a per-user bias gives {share_words(*rng)} PHD's gain"
         rest = ("VH_PHD stays significantly above VH+bias, so the rest of its gain is not the bias"
                 if nd["p vh-phd vs vh-bias"] < alpha and nd["vh-phd"] > nd["vh-bias"] else
                 "VH_PHD is not significantly above VH+bias")

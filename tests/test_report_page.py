@@ -17,6 +17,8 @@ def test_numbers_read_like_a_paper():
     assert page.num(-2.0279e-04) == "−.0002" and page.num(0.5, 2, lead_zero=True) == "0.50"
     assert page.count(100000000) == "100,000,000" and page.count(943.0) == "943"
     assert page.pct(6269.6) == "+6269.6%" and page.pct(np.nan) == "n/a"
+    assert page.p_text(0.0496) == "p = 0.049" and page.p_text(0.0004) == "p < 0.001"
+    assert page.p_text(0.41) == "p = 0.41" and page.p_text(np.nan) == "n/a"
 
 
 def test_a_table_has_no_nan_bolds_the_best_and_keeps_its_caption_outside_the_scroll_box():

@@ -130,7 +130,7 @@ def test_catalogue_table_tests_and_findings(seed0, synthetic_split):
 
 
 def test_p_text_and_shown():
-    assert P.p_text(1e-9) == "p < 0.001" and P.p_text(0.034) == "p = 0.03"
+    assert P.p_text(1e-9) == "p < 0.001" and P.p_text(0.034) == "p = 0.034"
     assert P.p_text(0.004) == "p = 0.004"
     df = pd.DataFrame({"ndcg@10": [.5], "ndcg@5 paper": [.4]}, index=pd.MultiIndex.from_tuples([(32, "vh-phd")],
                                                                          names=["bits", "method"]))

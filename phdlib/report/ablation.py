@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from .. import methods
-from ..ablation import BIAS_ARMS
+from ..ablation import BIAS_ARMS, share_range, share_words
 from ..metrics import METRIC_LABELS
-from .page import num, p_text
+from .page import num, p_text, pct
 
 __all__ = ["DISTANCE_LABELS", "tests_table", "distance_table", "gap_table",
            "summary"]
@@ -107,21 +107,21 @@ def summary(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], reach: pd.DataFr
             "**Without retraining**, the best Hamming-trained codes ranked by PHD come within "
             + " and ".join(f"{num(r.below_target)} {METRIC_LABELS[metric]} of VH_PHD at {r.bits} "
                            f"bits ({methods.label(r.method)})" for r in best.itertuples()) + ".")
-    shares, values = [], []
+    shares, ranges = [], []
     for b, g in gaps.items():
         row = g.set_index("metric").loc[metric]
-        if np.isfinite(row["closed"]):
-            values.append(row["closed"])
-            s = f"{100 * row['closed']:.0f}% at {b} bits"
-            if np.isfinite(row["closed_std"]):
-                s += (f" ({100 * row['closed_min']:.0f}% to {100 * row['closed_max']:.0f}% "
-                      f"over {int(row['seeds'])} seeds)")
-            shares.append(s)
+        rng = share_range(row)
+        if rng is None:
+            continue
+        ranges.append(rng)
+        s = f"{pct(100 * row['closed'], 0, sign=False)} at {b} bits"
+        if np.isfinite(row["closed_std"]):
+            s += (f" ({pct(100 * row['closed_min'], 0, sign=False)} to "
+                  f"{pct(100 * row['closed_max'], 0, sign=False)} over {int(row['seeds'])} seeds)")
+        shares.append(s)
     if shares:
-        lo = min(values)
-        size = ("most of" if lo >= 0.5 else "a large share of" if lo >= 0.25 else
-                "a small share of" if lo > 0 else "none of")
-        out.append(f"**A per-user bias explains {size} PHD's gain:** VH trained with a "
+        words = share_words(min(r[0] for r in ranges), max(r[1] for r in ranges))
+        out.append(f"**A per-user bias closes {words} PHD's gain:** VH trained with a "
                    "per-user bias (VH+bias), which ranks exactly like VH, closes "
                    + " and ".join(shares) + f" of the {METRIC_LABELS[metric]} gap from VH to "
                    "VH_PHD.")

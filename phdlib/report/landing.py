@@ -46,16 +46,16 @@ def paper_claim(tables: dict[int, Table1], seeds: int) -> str | None:
         above = v.loc[PHD, ("ndcg@10", "ours")] > v.loc[best, ("ndcg@10", "ours")]
         sig = t.marks.loc[PHD, "ndcg@10"] == "*"
         verdicts.append(above and sig)
-        parts.append(f"at {b} bits VH_PHD is {ours:+.1f}% {_NAME} from the best Hamming method "
+        parts.append(f"at {b} bits VH_PHD is {pct(ours)} {_NAME} from the best Hamming method "
                      f"({label(best)}; {'significant' if sig else 'not significant'})"
-                     + (f", the paper {paper:+.1f}%" if paper is not None else ""))
+                     + (f", the paper {pct(paper)}" if paper is not None else ""))
     if not parts:
         return None
     lead = ("**The paper's claim holds under its protocol.**" if all(verdicts) else
             "**The paper's claim holds only in part under its protocol.**" if any(verdicts) else
             "**The paper's claim does not hold under its protocol.**")
-    return (f"{lead} Codes learned for PHD rank a user's rated items better than codes learned "
-            f"for the Hamming distance: " + "; ".join(parts)
+    return (f"{lead} The paper claims that codes learned for PHD rank a user's rated items "
+            f"better than codes learned for the Hamming distance; here " + "; ".join(parts)
             + f" ({seeds_text(seeds)}; paired t-test over users with Bonferroni). "
             "See {doc}`table1`.")
 
@@ -84,19 +84,22 @@ def item_mean(tables: dict[int, Table1]) -> str | None:
                        + (" (VH_PHD included)" if PHD in be else "") for b, _, be, h in rows)
     return (f"{lead} Ranking every user's items by their mean training rating, the same order "
             f"for all users, scores {_NAME} {num(im)}: {detail}. Under the paper's protocol "
-            "only the items a user rated are ranked, so much of the score needs no model of "
-            "the user. See {doc}`table1` and {doc}`protocol`.")
+            "only the items a user rated are ranked"
+            + (", so much of the score needs no model of the user" if some else "")
+            + ". See {doc}`table1` and {doc}`protocol`.")
 
 
 def bias_share(gaps: dict) -> str | None:
     """The share of the VH -> VH_PHD gap that a per-user training bias closes, with its spread
-    over seeds. ``gaps``: ``{bits: ablation.bias_gap(...)}``."""
-    parts, lows = [], []
+    over seeds (words from :func:`phdlib.ablation.share_words`). ``gaps``: ``{bits:
+    ablation.bias_gap(...)}``; None where VH_PHD has no gain over VH to close."""
+    parts, ranges = [], []
     for b, g in gaps.items():
         row = g.set_index("metric").loc["ndcg@10"]
-        if not np.isfinite(row["closed"]):
+        rng = ablation.share_range(row)
+        if rng is None:
             continue
-        lows.append(row["closed_min"] if np.isfinite(row["closed_min"]) else row["closed"])
+        ranges.append(rng)
         s = f"{pct(100 * row['closed'], 0, sign=False)} at {b} bits"
         if np.isfinite(row["closed_std"]):
             s += (f" ({pct(100 * row['closed_min'], 0, sign=False)} to "
@@ -104,14 +107,11 @@ def bias_share(gaps: dict) -> str | None:
         parts.append(s)
     if not parts:
         return None
-    lo = min(lows)
-    size = ("most of" if lo >= 0.5 else "a large share of" if lo >= 0.25 else
-            "a small share of" if lo > 0 else "none of")
-    verb = "closes" if lo >= 0 else "changes by"
-    return (f"**A per-user bias explains {size} PHD's gain.** Under PHD a user who switches a "
+    words = ablation.share_words(min(r[0] for r in ranges), max(r[1] for r in ranges))
+    return (f"**A per-user bias closes {words} PHD's gain.** Under PHD a user who switches a "
             "bit off adds one to every item's training score, a per-user offset Hamming codes "
             "cannot express. VH trained with a learned per-user bias, and ranked exactly like "
-            f"VH, {verb} {' and '.join(parts)} of the {_NAME} gap from VH to VH_PHD. See "
+            f"VH, closes {' and '.join(parts)} of the {_NAME} gap from VH to VH_PHD. See "
             "{doc}`ablation`.")
 
 
@@ -121,10 +121,13 @@ def phd_without_retraining(reach) -> str | None:
     if reach is None or not len(reach):
         return None
     best = reach.loc[reach.groupby("bits")["phd"].idxmax()]
-    parts = [f"{label(r.method)} at {r.bits} bits comes within {num(r.below_target)}"
+    parts = [(f"{label(r.method)} at {r.bits} bits comes within {num(r.below_target)}"
+              if r.below_target >= 0 else
+              f"{label(r.method)} at {r.bits} bits is above it by {num(-r.below_target)}")
              for r in best.itertuples()]
     return ("**PHD ranking without retraining.** Codes learned for the Hamming distance, ranked "
-            f"by PHD as they are: {'; '.join(parts)} {_NAME} of VH_PHD. See {{doc}}`ablation`.")
+            f"by PHD as they are, against VH_PHD's {_NAME}: {'; '.join(parts)}. See "
+            "{doc}`ablation`.")
 
 
 def catalogue(tests) -> str | None:
@@ -135,18 +138,22 @@ def catalogue(tests) -> str | None:
     t = tests.xs("ndcg@10", level="metric")
     words = {"better": "significantly ahead", "worse": "significantly behind",
              "no significant difference": "not significantly different"}
-    parts, holds = [], []
+    parts, best = [], []
     for (bits, base), r in t.iterrows():
         if r["role"] not in ("best Hamming code", "Hamming twin"):
             continue
         if r["role"] == "best Hamming code":
-            holds.append(r["verdict"] == "better")
+            best.append(r["verdict"])
         parts.append(f"{num(r['difference'], sign=True)} against {label(base)} at {bits} bits "
                      f"({words[r['verdict']]}, {p_text(r['p'])})")
-    if not parts:
+    if not parts or not best:
         return None
-    lead = ("**Over the full catalogue the paper's ordering holds.**" if all(holds) else
-            "**Over the full catalogue the ranking reverses.**" if not any(holds) else
+    lead = ("**Over the full catalogue the paper's ordering holds.**"
+            if all(v == "better" for v in best) else
+            "**Over the full catalogue the ranking reverses.**"
+            if all(v == "worse" for v in best) else
+            "**Over the full catalogue VH_PHD is not ahead of the best Hamming code.**"
+            if not any(v == "better" for v in best) else
             "**Over the full catalogue the paper's ordering holds at some widths only.**")
     return (f"{lead} Ranking every item a user has not rated, as a recommender does, "
             f"VH_PHD's {_NAME} differs by " + "; ".join(parts) + " (one model seed, paired "
@@ -165,8 +172,8 @@ def pessimistic_ties(lead) -> str | None:
         flips += bool(r["depends on rule"])
     lead_words = (f"**The tie rule decides {flips} of {len(lead)} comparisons.**" if flips else
                   "**The tie rule does not change who is ahead.**")
-    return (f"{lead_words} Codes tie often, and the metrics take the expectation over random "
-            "orders of tied items. Ranking tied items worst-first instead, VH_PHD against VH: "
+    return (f"{lead_words} The book's metrics take the expectation over random orders of tied "
+            "items. Ranking tied items worst-first instead, VH_PHD against VH: "
             + "; ".join(parts) + ". See {doc}`protocol`.")
 
 

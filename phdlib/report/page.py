@@ -89,13 +89,14 @@ def pct(v, digits: int = 1, sign: bool = True) -> str:
 
 
 def p_text(p: float) -> str:
-    """A p-value for reading: ``p < 0.001``, ``p = 0.03``, ``p = 1``; ``n/a`` for NaN."""
+    """A p-value for reading: ``p < 0.001``, ``p = 0.003``, ``p = 0.049`` (three decimals below
+    0.1, so a value under 0.05 never reads as 0.05), ``p = 0.41``, ``p = 1``; ``n/a`` for NaN."""
     if p is None or np.isnan(p):
         return "n/a"
     if p < 0.001:
         return "p < 0.001"
-    if p < 0.01:
-        return f"p = {p:.3f}"
+    if p < 0.1:
+        return f"p = {np.floor(p * 1000) / 1000:.3f}"
     return f"p = {p:.2f}".rstrip("0").rstrip(".") if p < 1 else "p = 1"
 
 

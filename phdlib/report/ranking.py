@@ -138,7 +138,7 @@ def conclusion(spread: pd.DataFrame) -> str:
     ex = spread.loc[RULE_LABELS["expected"]]
     gaps = ", ".join(f"{num(hi[m] - lo[m])} in {m} ({(hi[m] - lo[m]) / ex[m]:.0%} of its "
                      "expected value)" for m in spread.columns)
-    return ("The tie rule is part of the metric. On codes this coarse, the gap between the "
+    return ("The tie rule is part of the metric. Here the gap between the "
             f"pessimistic and the optimistic order of the tied items is {gaps}. The expected "
             "value over all orders of the tied items is the one rule that depends on nothing but "
             "the distances, it can be computed exactly, and it is what every table of this book "

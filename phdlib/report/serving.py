@@ -107,8 +107,9 @@ def ties_finding(counts: dict) -> str:
             f"{c['lists all zero']:,} are all at distance 0"
             + (f"; in {c['lists tied at the cut']:,} the item at rank {c['k']} ties with the "
                "next one beyond the cut" if "lists tied at the cut" in c else "")
-            + ". Engines must therefore agree on how ties are broken, not only on distances, "
-            "to return the same items.")
+            + (". Engines must therefore agree on how ties are broken, not only on distances, "
+               "to return the same items." if c["tied pairs"] or c.get("lists tied at the cut")
+               else "."))
 
 
 def load(path) -> dict:

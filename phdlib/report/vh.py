@@ -371,7 +371,7 @@ def headline_findings(vt: pd.DataFrame, chance: float, comp: pd.DataFrame | None
         left = r["leaves plateau at"]
         out.append("Trained exactly as released, VH "
                    + ("never rises 0.01 above" if left is None or pd.isna(left)
-                      else f"first rises 0.01 above chance at iteration {int(left):,}, near")
+                      else f"first rises 0.01 above at iteration {int(left):,}")
                    + f" the validation NDCG@10 of an all-tied ranking ({num(chance)}); its best is "
                    f"{num(r['valid ndcg@10'])} at iteration {int(r['best iteration']):,}.")
     vh_rows = vt[vt["method"] == "vh"]
