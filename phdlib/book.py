@@ -296,13 +296,13 @@ def _declared(srcs: list[Path]) -> dict[str, dict]:
     return out
 
 
-def _executed_digest(exec_dir: Path, page: Path) -> str:
-    """sha256 over the execution keys of every executed chapter but ``page`` (its own key is
-    not part of what it summarises)."""
-    own = (exec_dir / page).with_suffix(".key.json")
+def _executed_digest(exec_dir: Path, pages: list[Path]) -> str:
+    """sha256 over the execution keys of ``pages`` (relative paths of the chapters a summary
+    page summarises; a chapter no longer in the book, or never executed, counts as absent)."""
     h = hashlib.sha256()
-    for f in sorted(exec_dir.rglob("*.key.json")):
-        if f == own:
+    for page in sorted(pages):
+        f = (exec_dir / page).with_suffix(".key.json")
+        if not f.is_file():
             continue
         h.update(str(f.relative_to(exec_dir)).encode())
         h.update(f.read_bytes())
@@ -405,8 +405,8 @@ def _build(
     # whenever any executed chapter changed
     for src in [s for s in srcs if s != srcs[0]] + srcs[:1]:
         if src == srcs[0]:
-            ctx["key"] = {**ctx["key"],
-                          "chapters": _executed_digest(exec_dir, src.relative_to(root))}
+            ctx["key"] = {**ctx["key"], "chapters": _executed_digest(
+                exec_dir, [s.relative_to(root) for s in srcs[1:]])}
         res = _chapter(src, **ctx)
         if res is not None:
             results.append(res)

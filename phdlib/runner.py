@@ -13,7 +13,6 @@ import json
 import os
 import platform
 import socket
-import subprocess
 import time
 import traceback
 import uuid
@@ -24,6 +23,7 @@ import pandas as pd
 
 from . import __version__, methods, results, training
 from .io import write_json
+from .provenance import git_commit  # noqa: F401  (re-exported: runner.git_commit)
 
 
 def _load_split(dataset: str, split_seed: int, data_dir):
@@ -91,15 +91,6 @@ def _cost(cell) -> int:
     """Rough relative cost, to start the slowest cells first (:meth:`Method.run_cost`)."""
     cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
     return methods.get(cell.method).run_cost(cfg, cell.bits)
-
-
-def git_commit() -> str | None:
-    try:
-        here = Path(__file__).resolve().parent.parent
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                              text=True, timeout=5).stdout.strip() or None
-    except Exception:
-        return None
 
 
 class GridError(RuntimeError):

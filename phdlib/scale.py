@@ -61,6 +61,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
+from .provenance import git_commit
 from .usage import cpu_seconds, peak_rss_mb, usage_since, usage_start  # noqa: F401 (re-exported)
 
 #: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid,
@@ -163,8 +164,6 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
 
 def provenance(command: str = "") -> dict:
     """Commit, date, machine and command of a measurement."""
-    from .runner import git_commit
-
     return {"commit": git_commit(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(), "platform": platform.platform(),
             "cpus": os.cpu_count(), "phdlib": __version__, "command": command}

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import paper
 from . import page
 from .compare import TOLERANCE, max_abs_diff
-from .baselines import blocks_text, setting, tie_table
+from .baselines import blocks_text, setting
 from .style import METRIC_LABELS, METRICS, label
 
 

@@ -1,6 +1,6 @@
 """The chapter "Data": its tables and computed statements, from :mod:`phdlib.data`.
 
-- :func:`dataset_label`: ``ml-1m`` -> ``ML-1M``;
+- dataset names through :func:`phdlib.report.style.dataset_label` (``ml-1m`` -> ``ML-1M``);
 - :func:`paper_table`, :func:`paper_findings`: our dataset statistics beside
   the paper's (from :func:`phdlib.data.paper_comparison`);
 - :func:`source_findings`: which raw files were found and whether their
@@ -19,20 +19,11 @@ import numpy as np
 import pandas as pd
 
 from .. import data, paper
+from .style import dataset_label
 
-__all__ = ["LABELS", "dataset_label", "paper_table", "paper_findings", "source_findings",
+__all__ = ["paper_table", "paper_findings", "source_findings",
            "trace_finding", "rating_findings", "activity_table", "split_findings",
            "test_items_finding", "shape_table", "source_checks", "released_table", "conclusion"]
-
-#: Display names of the datasets (a name not listed is shown as is).
-LABELS = {"ml-1m": "ML-1M", "ml-10m": "ML-10M", "ml-100k": "ML-100K", "yelp": "Yelp",
-          "amazon": "Amazon", "synthetic": "synthetic"}
-
-
-def dataset_label(name: str) -> str:
-    """``ml-1m`` -> ``ML-1M``; unknown names unchanged."""
-    return LABELS.get(name, name)
-
 
 def _and(items) -> str:
     items = list(items)

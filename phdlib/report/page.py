@@ -26,10 +26,10 @@ import pandas as pd
 from IPython.display import HTML, Markdown
 
 from .. import __version__
-from ..runner import git_commit
+from ..provenance import git_commit
 
 __all__ = ["prose", "findings", "verdict", "table", "best_mask", "mean_std", "num", "pct",
-           "p_text", "count", "computed", "profile_banner", "Timer", "NA"]
+           "p_text", "signed", "and_list", "count", "computed", "profile_banner", "Timer", "NA"]
 
 #: What a table shows for a missing value.
 NA = "n/a"
@@ -69,6 +69,22 @@ def num(v, digits: int = 4, lead_zero: bool = False, sign: bool = False) -> str:
     if not lead_zero:
         s = re.sub(r"^([+-]?)0\.", r"\1.", s)
     return s.replace("-", "−")
+
+
+def signed(v, digits: int = 4) -> str:
+    """A difference with its sign, ``+.0123`` / ``−.0123``; a value that rounds to zero is
+    ``.0000`` without a sign (never ``−.0000``)."""
+    if v is not None and np.isfinite(v) and round(abs(float(v)), digits) == 0:
+        return num(0.0, digits)
+    return num(v, digits, sign=True)
+
+
+def and_list(parts) -> str:
+    """``["a", "b", "c"]`` -> ``"a, b and c"`` (empty: ``""``)."""
+    parts = list(parts)
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def mean_std(mean, std=np.nan, digits: int = 4, mark: str = "") -> str:

@@ -12,11 +12,13 @@ from .. import methods
 from ..metrics import METRIC_LABELS, METRICS
 from .page import mean_std
 
-__all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "MF", "label", "fmt_value",
+__all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "VH", "MF", "label", "fmt_value",
            "DATASET_LABELS", "dataset_label"]
 
 #: The paper's model, the method VH_PHD (Table 1's Delta% row is its gain).
 PHD = "vh-phd"
+#: VH_PHD's Hamming twin, trained identically but for the distance.
+VH = "vh"
 #: The paper's real-valued reference, MF (finding 4, the order of Figure 1).
 MF = "mf"
 
