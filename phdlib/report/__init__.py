@@ -41,8 +41,8 @@ from .seeds import Z95, noise_bands, seed_findings, seed_spread, seed_table
 from .table1 import (FINDING3_METHODS, Table1, additions_findings, format_table1,
                      significance_table, table1, table1_findings, table1_html)
 from .users import ORDERS, plot_users, smooth_nearest, user_features, users_curves, users_findings
-from .vh import (chance_level, paired_tests, plot_curves, reached_cap, variants_findings,
-                 variants_table)
+from .vh import paired_tests, plot_curves, reached_cap
+from .vh_variants import chance_level, variants_findings, variants_table
 
 __all__ = [
     "TOLERANCE", "FIELDS", "comparison", "within", "max_abs_diff", "mean_std",
