@@ -97,6 +97,18 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
     return table, per_user
 
 
+def stored_gap(table: pd.DataFrame, runs: dict) -> float:
+    """The largest difference between :func:`distance_ablation`'s rows ranked the way their
+    method ranks and the mean of the runs' stored test metrics (0 up to rounding: the same
+    evaluation path). ``runs``: as given to :func:`distance_ablation`."""
+    gap = 0.0
+    for _, r in table[table["stored"]].iterrows():
+        group = _seeds(runs[(r["method"], r["bits"])])
+        for k in METRICS:
+            gap = max(gap, abs(r[k] - float(np.mean([x.metrics[k] for x in group]))))
+    return gap
+
+
 def distance_tests(per_user: dict, alpha: float = 0.05) -> pd.DataFrame:
     """PHD ranking minus Hamming ranking of the same codes, per (method, bits) and metric.
 

@@ -14,13 +14,20 @@ import pandas as pd
 from .. import methods
 from ..ablation import BIAS_ARMS, share_range, share_words
 from ..metrics import METRIC_LABELS
+from .groups import by_method
 from .page import num, p_text, pct
 
-__all__ = ["DISTANCE_LABELS", "tests_table", "distance_table", "gap_table",
+__all__ = ["grouped", "DISTANCE_LABELS", "tests_table", "distance_table", "gap_table",
            "summary"]
 
 #: How a distance (what a method ranks by) is named on the page.
 DISTANCE_LABELS = {"hamming": "Hamming", "phd": "PHD", "score": "weighted score"}
+
+
+def grouped(runs: dict, widths) -> dict:
+    """``{(method, bits): [runs over seeds]}`` of Table 1's plain cells at ``widths``, from
+    ``{Cell: Run}`` (:func:`phdlib.report.by_method`), as the ablations take them."""
+    return {(m, b): rs for b in widths for m, rs in by_method(runs, bits=b).items()}
 
 
 def tests_table(tests: pd.DataFrame) -> pd.DataFrame:

@@ -13,21 +13,17 @@ import numpy as np
 
 from .. import ablation, export, methods
 from ..metrics import METRIC_LABELS
+from . import ablation as rablation
 from . import protocol, serving
 from .groups import by_method
-from .page import num, p_text, pct
+from .page import num, p_text, pct, seeds_text
 from .style import PHD, label
 from .table1 import Table1, table1
 
-__all__ = ["seeds_text", "paper_claim", "item_mean", "bias_share", "phd_without_retraining",
+__all__ = ["paper_claim", "item_mean", "bias_share", "phd_without_retraining",
            "catalogue", "pessimistic_ties", "served_ties", "headline"]
 
 _NAME = METRIC_LABELS["ndcg@10"]
-
-
-def seeds_text(n: int) -> str:
-    """``"one model seed"``, ``"the mean of 5 model seeds"``."""
-    return "one model seed" if n == 1 else f"the mean of {n} model seeds"
 
 
 def paper_claim(tables: dict[int, Table1], seeds: int) -> str | None:
@@ -211,7 +207,7 @@ def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
     tables they came from (``tables``, ``gaps``, ``reach``), for a page that wants them.
     """
     tables = {b: table1(runs, dataset, b) for b in widths}
-    grouped = {(m, b): rs for b in widths for m, rs in by_method(runs, bits=b).items()}
+    grouped = rablation.grouped(runs, widths)
     gaps = {b: ablation.bias_gap(grouped, b) for b in widths
             if all((m, b) in grouped for m in ablation.BIAS_ARMS)}
     code_runs = {k: v for k, v in grouped.items()

@@ -29,7 +29,8 @@ from .. import __version__
 from ..provenance import git_commit
 
 __all__ = ["prose", "findings", "verdict", "table", "best_mask", "mean_std", "num", "pct",
-           "p_text", "signed", "and_list", "count", "computed", "profile_banner", "Timer", "NA"]
+           "p_text", "signed", "and_list", "seeds_text", "count", "computed", "profile_banner",
+           "Timer", "NA"]
 
 #: What a table shows for a missing value.
 NA = "n/a"
@@ -114,6 +115,11 @@ def p_text(p: float) -> str:
     if p < 0.1:
         return f"p = {np.floor(p * 1000) / 1000:.3f}"
     return f"p = {p:.2f}".rstrip("0").rstrip(".") if p < 1 else "p = 1"
+
+
+def seeds_text(n: int) -> str:
+    """``"one model seed"``, ``"the mean of 5 model seeds"``."""
+    return "one model seed" if n == 1 else f"the mean of {n} model seeds"
 
 
 def count(v) -> str:
