@@ -54,17 +54,6 @@ def _seeds(run_or_runs) -> list:
     return sorted(runs, key=lambda r: r.seed)
 
 
-def _mean_over_seeds(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Per-user metrics averaged over seeds: one row per user, columns ``user`` and METRICS."""
-    if len(frames) == 1:
-        return frames[0]
-    both = pd.concat([f[["user", *METRICS]] for f in frames], ignore_index=True)
-    counts = both.groupby("user").size()
-    if (counts != len(frames)).any():
-        raise ValueError("the seeds' runs cover different users; cannot average per user")
-    return both.groupby("user", sort=True)[list(METRICS)].mean().reset_index()
-
-
 def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.DataFrame, dict]:
     """Each code method's test metrics under both distances, averaged over its seeds.
 
@@ -86,7 +75,7 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
             skipped.append(f"{methods.label(m)} {b} bits")
             continue
         for d in DISTANCES:
-            pu = _mean_over_seeds([evaluate(c.with_distance(d), split.test, ties=ties)
+            pu = stats.mean_over_seeds([evaluate(c.with_distance(d), split.test, ties=ties)
                                    for c in codes])
             per_user[(m, b, d)] = pu
             rows.append({"method": m, "bits": b, "learned for": methods.get(m).ranks_by,
@@ -150,7 +139,7 @@ def bias_gap(runs: dict, bits: int, alpha: float = 0.05) -> pd.DataFrame:
     if missing:
         raise KeyError(f"bias_gap needs runs {need}; missing {missing}")
     group = {m: _seeds(runs[(m, bits)]) for m in BIAS_ARMS}
-    pu = {m: _mean_over_seeds([r.per_user for r in g]) for m, g in group.items()}
+    pu = {m: stats.mean_over_seeds([r.per_user for r in g]) for m, g in group.items()}
     t1 = stats.compare(pu, ["vh-bias"], ["vh"], METRICS, family="method", alpha=alpha)
     t2 = stats.compare(pu, ["vh-phd"], ["vh-bias"], METRICS, family="method", alpha=alpha)
     shared = sorted(set.intersection(*({r.seed for r in g} for g in group.values())))

@@ -34,7 +34,7 @@ CORRECTIONS = ("bonferroni", "holm", "bh", "none")
 METRICS = ("ndcg@5", "ndcg@10", "mrr")
 
 __all__ = ["CORRECTIONS", "PairedTest", "paired_ttest", "effect_size", "adjust", "align",
-           "compare", "significance_marks", "marked_table"]
+           "compare", "significance_marks", "marked_table", "mean_over_seeds"]
 
 
 @dataclass(frozen=True)
@@ -249,3 +249,17 @@ def marked_table(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str],
             cells.append(s + (marks.loc[name, metric] if name in marks.index else ""))
         rows[name] = cells
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(metrics))
+
+
+def mean_over_seeds(frames: Sequence[pd.DataFrame], metrics: Sequence[str] = METRICS
+                    ) -> pd.DataFrame:
+    """Per-user metrics averaged over seeds (one frame per seed, as :func:`phdlib.metrics.
+    evaluate` returns): one row per user, columns ``user`` and ``metrics``. The seeds must
+    cover the same users (``ValueError`` otherwise: a test over users pairs them)."""
+    if len(frames) == 1:
+        return frames[0][["user", *metrics]]
+    both = pd.concat([f[["user", *metrics]] for f in frames], ignore_index=True)
+    counts = both.groupby("user").size()
+    if (counts != len(frames)).any():
+        raise ValueError("the seeds' runs cover different users; cannot average per user")
+    return both.groupby("user", sort=True)[list(metrics)].mean().reset_index()

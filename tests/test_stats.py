@@ -145,3 +145,14 @@ def test_correction_can_remove_a_mark():
 def test_compare_rejects_unknown_method():
     with pytest.raises(ValueError, match="no per-user results for method 'cccf'"):
         S.compare(_table(), ["vh-phd"], ["cccf"])
+
+
+def test_mean_over_seeds_pairs_users_and_refuses_different_ones():
+    from phdlib import stats
+
+    a = pd.DataFrame({"user": [2, 1], "ndcg@5": [0.2, 0.4], "ndcg@10": [0.3, 0.5], "mrr": [1, 0]})
+    b = pd.DataFrame({"user": [1, 2], "ndcg@5": [0.6, 0.0], "ndcg@10": [0.7, 0.1], "mrr": [0, 1]})
+    m = stats.mean_over_seeds([a, b]).set_index("user")
+    assert m.loc[1, "ndcg@10"] == pytest.approx(0.6) and m.loc[2, "mrr"] == 1
+    with pytest.raises(ValueError, match="different users"):
+        stats.mean_over_seeds([a, b.assign(user=[1, 3])])

@@ -59,11 +59,8 @@ def paired_tests(phd_runs: list, vh_runs: list) -> pd.DataFrame:
     ``p``, ``p_adj``, ``better``, ...), one per metric.
     """
 
-    def mean_frame(rs):
-        f = pd.concat([r.per_user[["user", *METRICS]] for r in rs])
-        return f.groupby("user", as_index=False)[list(METRICS)].mean()
-
-    per_user = {"vh-phd": mean_frame(phd_runs), "vh": mean_frame(vh_runs)}
+    per_user = {"vh-phd": stats.mean_over_seeds([r.per_user for r in phd_runs]),
+                "vh": stats.mean_over_seeds([r.per_user for r in vh_runs])}
     return stats.compare(per_user, ["vh-phd"], ["vh"], metrics=METRICS, correction="bonferroni",
                          family="method")
 
