@@ -608,7 +608,8 @@ def test_the_landing_page_links_every_chapter_and_states_findings():
     assert not missing, f"chapters not linked from the landing page: {missing}"
     section = main.split('id="what-this-reproduction-finds"', 1)
     assert len(section) == 2, "the landing page has no section 'What this reproduction finds'"
-    items = re.findall(r"<li\b", section[1].split("<h2", 1)[0])
+    body = section[1].split("</h2>", 1)[-1].split("<h2", 1)[0]  # the section's own text
+    items = re.findall(r"<li\b", body)
     assert 5 <= len(items) <= 8, f"expected five to eight findings, found {len(items)}"
 
 
