@@ -187,8 +187,8 @@ def share_range(row) -> tuple[float, float] | None:
 def share_words(lo: float, hi: float) -> str:
     """How much of a gain a share in ``[lo, hi]`` is, in words that hold for the whole range:
     ``"more than half of"``, ``"a quarter to half of"``, ``"less than a quarter of"``,
-    ``"none of"``, or ``"part of (how much depends on the seed)"`` for a range that
-    straddles those bounds."""
+    ``"none of"``, or the range itself (``"23% to 62% of"``) where it straddles those
+    bounds."""
     if lo >= 0.5:
         return "more than half of"
     if lo >= 0.25 and hi < 0.5:
@@ -197,7 +197,7 @@ def share_words(lo: float, hi: float) -> str:
         return "less than a quarter of"
     if hi <= 0:
         return "none of"
-    return "part of (how much depends on the seed)"
+    return f"{100 * lo:.0f}% to {100 * hi:.0f}% of".replace("-", "−")
 
 
 def _distance_lines(tests: pd.DataFrame) -> list[str]:

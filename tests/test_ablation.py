@@ -110,7 +110,7 @@ def test_the_chapter_summary_follows_the_numbers(two_seeds, synthetic_split):
     moved = gaps[16].copy()
     moved["vh-phd"], moved["vh"] = 0.8, 0.7  # a gain to close
     for lo, hi, words in [(0.6, 0.9, "more than half of"), (0.3, 0.45, "a quarter to half of"),
-                          (0.05, 0.2, "less than a quarter of"), (0.3, 0.7, "depends on the seed")]:
+                          (0.05, 0.2, "less than a quarter of"), (0.3, 0.7, "30% to 70% of")]:
         moved["closed"], moved["closed_min"], moved["closed_max"] = (lo + hi) / 2, lo, hi
         lines = rablation.summary(tests, {16: moved}, reach)
         assert any(words in l and f"{100 * lo:.0f}% to {100 * hi:.0f}%" in l for l in lines), lines
@@ -121,3 +121,14 @@ def test_the_chapter_summary_follows_the_numbers(two_seeds, synthetic_split):
     assert any("no gain to close" in l for l in ablation.findings(tests, {16: moved}))
     shown = rablation.gap_table(gaps[16])
     assert "nan" not in shown.to_string().lower()
+
+
+def test_the_conclusion_states_the_distance_once_and_each_width_s_share(two_seeds, synthetic_split):
+    from phdlib.report import ablation as rablation
+
+    table, per_user = ablation.distance_ablation(two_seeds, synthetic_split)
+    tests = ablation.distance_tests(per_user)
+    gaps = {16: ablation.bias_gap(two_seeds, 16)}
+    lines = rablation.conclusion(tests, gaps, ablation.phd_reach(table))
+    assert lines[0].startswith("**Ranking by PHD alone")
+    assert all(not l.startswith("DCF codes") for l in lines) and lines[-1].startswith("16 bits:")

@@ -13,11 +13,12 @@ import pandas as pd
 
 from .. import methods
 from ..ablation import BIAS_ARMS, share_range, share_words
+from ..ablation import findings as ablation_findings
 from ..metrics import METRIC_LABELS
 from .groups import by_method
 from .page import num, p_text, pct
 
-__all__ = ["grouped", "DISTANCE_LABELS", "tests_table", "distance_table", "gap_table",
+__all__ = ["grouped", "conclusion", "DISTANCE_LABELS", "tests_table", "distance_table", "gap_table",
            "summary"]
 
 #: How a distance (what a method ranks by) is named on the page.
@@ -133,3 +134,15 @@ def summary(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], reach: pd.DataFr
                    + " and ".join(shares) + f" of the {METRIC_LABELS[metric]} gap from VH to "
                    "VH_PHD.")
     return out
+
+
+def conclusion(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], reach: pd.DataFrame,
+               metric: str = "ndcg@10") -> list[str]:
+    """The chapter's closing statements: the distance alone (one sentence over every
+    Hamming-trained code, :func:`summary`'s) and, per width, the bias arm's share of the gap with
+    its tests (:func:`phdlib.ablation.findings`' width sentences); the per-code lines stay in the
+    tables above."""
+    first = [line for line in summary(tests, gaps, reach, metric)
+             if line.startswith("**Ranking by PHD alone")]
+    widths = tuple(f"{b} bits:" for b in gaps)
+    return first + [line for line in ablation_findings(tests, gaps) if line.startswith(widths)]
