@@ -9,7 +9,6 @@ sentences are MyST Markdown (bold lead, ``{doc}`` link to the chapter) for
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .. import ablation, export, methods
 from ..metrics import METRIC_LABELS
@@ -87,23 +86,12 @@ def item_mean(tables: dict[int, Table1]) -> str | None:
 
 def bias_share(gaps: dict) -> str | None:
     """The share of the VH -> VH_PHD gap that a per-user training bias closes, with its spread
-    over seeds (words from :func:`phdlib.ablation.share_words`). ``gaps``: ``{bits:
+    over seeds (:func:`phdlib.report.ablation.shares`). ``gaps``: ``{bits:
     ablation.bias_gap(...)}``; None where VH_PHD has no gain over VH to close."""
-    parts, ranges = [], []
-    for b, g in gaps.items():
-        row = g.set_index("metric").loc["ndcg@10"]
-        rng = ablation.share_range(row)
-        if rng is None:
-            continue
-        ranges.append(rng)
-        s = f"{pct(100 * row['closed'], 0, sign=False)} at {b} bits"
-        if np.isfinite(row["closed_std"]):
-            s += (f" ({pct(100 * row['closed_min'], 0, sign=False)} to "
-                  f"{pct(100 * row['closed_max'], 0, sign=False)} over {int(row['seeds'])} seeds)")
-        parts.append(s)
-    if not parts:
+    shared = rablation.shares(gaps)
+    if shared is None:
         return None
-    words = ablation.share_words(min(r[0] for r in ranges), max(r[1] for r in ranges))
+    words, parts = shared
     return (f"**A per-user bias closes {words} PHD's gain.** Under PHD a user who switches a "
             "bit off adds one to every item's training score, a per-user offset Hamming codes "
             "cannot express. VH trained with a learned per-user bias, and ranked exactly like "
@@ -113,17 +101,12 @@ def bias_share(gaps: dict) -> str | None:
 
 def phd_without_retraining(reach) -> str | None:
     """How close the best Hamming-trained codes, ranked by PHD, come to VH_PHD
-    (:func:`phdlib.ablation.phd_reach`)."""
+    (:func:`phdlib.report.ablation.reach_parts`)."""
     if reach is None or not len(reach):
         return None
-    best = reach.loc[reach.groupby("bits")["phd"].idxmax()]
-    parts = [(f"{label(r.method)} at {r.bits} bits comes within {num(r.below_target)}"
-              if r.below_target >= 0 else
-              f"{label(r.method)} at {r.bits} bits is above it by {num(-r.below_target)}")
-             for r in best.itertuples()]
     return ("**PHD ranking without retraining.** Codes learned for the Hamming distance, ranked "
-            f"by PHD as they are, against VH_PHD's {_NAME}: {'; '.join(parts)}. See "
-            "{doc}`ablation`.")
+            f"by PHD as they are, against VH_PHD's {_NAME}: "
+            f"{'; '.join(rablation.reach_parts(reach))}. See {{doc}}`ablation`.")
 
 
 def catalogue(tests) -> str | None:
