@@ -31,6 +31,15 @@ def _replace(run, root):
     assert results.stored(run.path)
 
 
+def _store_item_mean(paths, root, value: float):
+    """Every seed's stored item-mean run, with NDCG@10 ``value`` for every user."""
+    for seed in (0, 1):
+        run = results.load(paths[("item-mean", seed)])
+        run.per_user["ndcg@10"] = value
+        run.metrics["ndcg@10"] = value
+        _replace(run, root)
+
+
 def _runs(split, paths):
     return {experiments.Cell(split.dataset.name, m, 16, seed): results.load(p)
             for (m, seed), p in paths.items()}
@@ -49,11 +58,7 @@ def test_a_changed_stored_metric_changes_the_landing_sentence(synthetic_split, t
     assert "{doc}`protocol`" in text and "{doc}`serving`" in text and len(before) >= 5
 
     # the item-mean run of both seeds now scores 1.0: it is above every hashing method
-    for seed in (0, 1):
-        run = results.load(paths[("item-mean", seed)])
-        run.per_user["ndcg@10"] = 1.0
-        run.metrics["ndcg@10"] = 1.0
-        _replace(run, tmp_path)
+    _store_item_mean(paths, tmp_path, 1.0)
     after, _ = landing.headline(_runs(synthetic_split, paths), synthetic_split, name,
                                 widths=[16], seeds=2)
     im_before = [s for s in before if "mean training rating" in s][0]
@@ -62,11 +67,7 @@ def test_a_changed_stored_metric_changes_the_landing_sentence(synthetic_split, t
     assert "NDCG@10 1.0000" in im_after and "No personalisation beats every hashing method" \
         in im_after
     # and at 0 it is above none of them
-    for seed in (0, 1):
-        run = results.load(paths[("item-mean", seed)])
-        run.per_user["ndcg@10"] = 0.0
-        run.metrics["ndcg@10"] = 0.0
-        _replace(run, tmp_path)
+    _store_item_mean(paths, tmp_path, 0.0)
     low, _ = landing.headline(_runs(synthetic_split, paths), synthetic_split, name,
                               widths=[16], seeds=2)
     assert any("Every hashing method beats the ranking without personalisation" in s
