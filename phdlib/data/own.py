@@ -30,7 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import DataError, DataFormatError, DataNotFoundError
-from .formats import RawRatings, _check_ratings, _check_rows, _encode, content_fingerprint
+from .formats import (RawRatings, _check_ratings, _check_rows, _encode, _fits_int64,
+                      content_fingerprint)
 
 #: The roles a column can play; ``time`` is optional.
 ROLES = ("user", "item", "rating", "time")
@@ -100,14 +101,7 @@ def _table(path: Path, columns: dict, sep: str | None):
     import pyarrow.csv as pacsv
 
     delim = sep or SUFFIXES[suffix]
-    try:
-        with open(path, "rb") as f:
-            first = f.readline().decode("utf-8-sig").rstrip("\r\n")
-    except UnicodeDecodeError:
-        raise DataFormatError(path, 1, "", "the header line is not UTF-8 text") from None
-    import csv
-
-    names = next(csv.reader([first], delimiter=delim), [])
+    names = _header(path, delim)
     _check_present(path, wanted, names)
     try:
         t = pacsv.read_csv(
@@ -116,12 +110,12 @@ def _table(path: Path, columns: dict, sep: str | None):
                 include_columns=wanted, column_types={c: pa.string() for c in wanted},
                 strings_can_be_null=False))
     except pa.ArrowInvalid as exc:
-        from .lines import line_at, raise_if_not_utf8
+        from .lines import raise_if_not_utf8
 
         raise_if_not_utf8(path)
         for lineno, _, fields in _records(path, delim):
             if len(fields) != len(names):
-                raise DataFormatError(path, lineno, line_at(path, lineno),
+                raise DataFormatError(path, lineno, _line(path, lineno),
                                       f"{len(fields)} fields; expected "
                                       f"{len(names)} like the header") from None
         raise DataFormatError(path, 0, "", f"unreadable ({' '.join(str(exc).split())})") \
@@ -146,19 +140,50 @@ def _records(path: Path, delim: str):
 
 def _record_line(path: Path, delim: str, row: int) -> tuple[int, str]:
     """(line number, text) of the 0-based data ``row`` (error path only)."""
-    from .lines import line_at
-
     for k, (lineno, _, _) in enumerate(_records(path, delim)):
         if k == row:
-            return lineno, line_at(path, lineno)
+            return lineno, _line(path, lineno)
     return 0, ""
 
 
+def _line(path: Path, lineno: int) -> str:
+    """Text of 1-based line ``lineno`` as the csv module counts lines (LF, CRLF or CR
+    alone end a line; error path only)."""
+    import itertools
+
+    with open(path, encoding="utf-8-sig", errors="replace", newline=None) as f:
+        for text in itertools.islice(f, lineno - 1, lineno):
+            return text.rstrip("\n")
+    return ""
+
+
+def _header(path: Path, delim: str) -> list[str]:
+    """The column names of a delimited file's header (its first record, read as the csv
+    module does: LF, CRLF or CR line endings, quoted names)."""
+    import csv
+
+    try:  # bad bytes after the header are located later, by line
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+            names = next(csv.reader(f, delimiter=delim), [])
+    except csv.Error as exc:
+        raise DataFormatError(path, 1, "", f"unreadable header ({exc})") from None
+    if any("\udc80" <= ch <= "\udcff" for name in names for ch in name):
+        raise DataFormatError(path, 1, "", "the header line is not UTF-8 text")
+    return names
+
+
 def _check_present(path, wanted, names) -> None:
+    """Every wanted column is in ``names`` exactly once (a repeated name is ambiguous)."""
     missing = [c for c in wanted if c not in names]
     if missing:
         raise DataError(f"{path}: no column {', '.join(map(repr, missing))}; the file has "
                         f"{', '.join(map(repr, names)) or 'no columns'}")
+    for c in wanted:
+        at = [k + 1 for k, n in enumerate(names) if n == c]
+        if len(at) > 1:
+            raise DataError(f"{path}: the header names column {c!r} {len(at)} times (columns "
+                            f"{' and '.join(map(str, at))}); expected each mapped column once: "
+                            f"rename the others")
 
 
 def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
@@ -174,11 +199,90 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
         raise DataError(f"{path}: is a folder; expected a rating file (CSV, TSV or Parquet)")
     if not path.is_file():
         raise DataNotFoundError(f"rating file not found: {path}")
+    _check_sep(sep)
+    if path.stat().st_size == 0:
+        raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
+    try:
+        return _read(path, columns, scale, sep)
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the boundary: a user's file never gives an internal error
+        text = " ".join(str(exc).split())[:300]
+        raise DataError(f"{path}: unreadable as a ratings file ({type(exc).__name__}: {text})") \
+            from exc
+
+
+def _check_sep(sep) -> None:
     if sep is not None and len(sep) != 1:
         raise ValueError(f"--sep {sep!r}: expected one character (e.g. ',' or ';'; a tab as "
                          f"$'\\t' in bash)")
-    if path.stat().st_size == 0:
-        raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
+
+
+def read_pairs(path, columns: dict, sep: str | None = None) -> tuple[list, list]:
+    """The (user, item) pairs of a ratings file, ids as text in file order (e.g. the
+    items each user has seen). ``columns`` maps ``user`` and ``item`` (other roles are
+    ignored). Errors as :func:`read_file`: a missing value or an unreadable file names
+    the file, the line (row) and the column."""
+    path = Path(path)
+    cols = {r: c for r, c in columns.items() if r in ("user", "item")}
+    if set(cols) != {"user", "item"}:
+        raise ValueError(f"{path}: the columns name no {' or '.join(sorted({'user', 'item'} - set(cols)))} "
+                         f"column (expected user=...,item=...)")
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder; expected a ratings file (CSV, TSV or Parquet)")
+    if not path.is_file():
+        raise DataNotFoundError(f"ratings file not found: {path}")
+    _check_sep(sep)
+    try:
+        table, parquet = _table(path, cols, sep)
+        delim = sep or SUFFIXES.get(path.suffix.lower())
+
+        def rows_to_line(row):
+            return (row + 1, f"(Parquet row {row + 1})") if parquet else \
+                _record_line(path, delim, row)
+
+        out = []
+        for role in ("user", "item"):
+            arr = _column(path, table, cols, role, 0 if parquet else 1, rows_to_line)
+            out.append((arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string()))
+                       .to_pylist())
+        return out[0], out[1]
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the boundary, as in read_file
+        text = " ".join(str(exc).split())[:300]
+        raise DataError(f"{path}: unreadable as a ratings file ({type(exc).__name__}: {text})") \
+            from exc
+
+
+#: What each role's column may hold (pyarrow type predicates), and its words for errors.
+_TYPES = {
+    "user": ((pa.types.is_integer, pa.types.is_string, pa.types.is_large_string),
+             "text or integers"),
+    "item": ((pa.types.is_integer, pa.types.is_string, pa.types.is_large_string),
+             "text or integers"),
+    "rating": ((pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal,
+                pa.types.is_string, pa.types.is_large_string), "numbers or text"),
+    "time": ((pa.types.is_integer, pa.types.is_timestamp, pa.types.is_date,
+              pa.types.is_string, pa.types.is_large_string),
+             "integers (seconds since 1970), dates, date-times or text"),
+}
+
+
+def _column(path, table, columns, role, header, rows_to_line) -> pa.Array:
+    """The role's column, dictionary-decoded, of an allowed type and with no missing value."""
+    arr = table.column(columns[role]).combine_chunks()
+    if pa.types.is_dictionary(arr.type):  # pandas categoricals
+        arr = arr.dictionary_decode()
+    what = f"{role} column {columns[role]!r}"
+    ok, expected = _TYPES[role]
+    if not any(f(arr.type) for f in ok):
+        raise DataError(f"{path}: {what} has type {arr.type}; expected {expected}")
+    _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
+    return arr
+
+
+def _read(path: Path, columns: dict, scale, sep) -> RawRatings:
     table, parquet = _table(path, columns, sep)
     delim = sep or SUFFIXES.get(path.suffix.lower())
     if table.num_rows == 0:
@@ -192,14 +296,8 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
         return row + 1, f"(Parquet row {row + 1}) {vals}"
 
     def text(role):
-        arr = table.column(columns[role]).combine_chunks()
-        if pa.types.is_dictionary(arr.type):  # pandas categoricals
-            arr = arr.dictionary_decode()
+        arr = _column(path, table, columns, role, header, rows_to_line)
         what = f"{role} column {columns[role]!r}"
-        _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
-        if not (pa.types.is_integer(arr.type) or pa.types.is_string(arr.type)
-                or pa.types.is_large_string(arr.type) or role == "rating"):
-            raise DataError(f"{path}: {what} has type {arr.type}; expected text or integers")
         s = arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string())
         if role in ("user", "item"):
             _check_rows(path, s, pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(s)), 0),
@@ -222,17 +320,22 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
 
 
 def _times(path, table, columns, header, rows_to_line) -> np.ndarray:
-    """The time column as int64 (integers as given; dates and date-times as seconds)."""
-    arr = table.column(columns["time"]).combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
+    """The time column as int64 seconds (integers as given; dates and date-times converted).
+
+    Every bad row is located: an integer beyond int64, a text that is neither an
+    integer nor a date, a date that does not exist (2020-13-45)."""
+    arr = _column(path, table, columns, "time", header, rows_to_line)
     what = f"time column {columns['time']!r}"
-    _check_rows(path, arr, pc.is_valid(arr), header, f"{what} is missing", rows_to_line)
     if pa.types.is_integer(arr.type):
+        if pa.types.is_unsigned_integer(arr.type):
+            _check_rows(path, arr, pc.less_equal(arr, pa.scalar(2**63 - 1, arr.type)), header,
+                        f"{what} is beyond 2^63 - 1 (expected seconds since 1970)", rows_to_line)
         return arr.to_numpy(zero_copy_only=False).astype(np.int64)
     if pa.types.is_timestamp(arr.type) or pa.types.is_date(arr.type):
-        return pc.cast(pc.cast(arr, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
+        seconds = pc.cast(arr, pa.timestamp("s"), safe=False)  # sub-second parts dropped
+        return pc.cast(seconds, pa.int64()).to_numpy(zero_copy_only=False)
     s = arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string())
+    s = pc.utf8_trim_whitespace(s)
     integer = pc.match_substring_regex(s, r"^-?\d+$")
     date = pc.match_substring_regex(s, r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
     # the first row decides which the column holds; a row of the other kind is an error
@@ -240,10 +343,20 @@ def _times(path, table, columns, header, rows_to_line) -> np.ndarray:
     _check_rows(path, s, integer if ints else date, header,
                 f"{what} is neither an integer nor a date (expected "
                 + ("seconds since 1970 like the first row" if ints else
-                   "YYYY-MM-DD[ HH:MM:SS] like the first row") + ")", rows_to_line)
+                   "YYYY-MM-DD[ HH:MM[:SS]] like the first row") + ")", rows_to_line)
     if ints:
+        _check_rows(path, s, _fits_int64(pc.utf8_ltrim(s, "-")), header,
+                    f"{what} is beyond 64-bit integers (expected seconds since 1970)",
+                    rows_to_line)
         return pc.cast(s, pa.int64()).to_numpy(zero_copy_only=False)
-    try:
-        return pc.cast(pc.cast(s, pa.timestamp("s")), pa.int64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise DataError(f"{path}: {what}: unreadable dates") from None
+    parsed = [pc.strptime(s, format=f, unit="s", error_is_null=True) for f in _DATE_FORMATS]
+    stamp = pc.coalesce(*parsed)
+    _check_rows(path, s, pc.is_valid(stamp), header,
+                f"{what} is not a real date or time (expected YYYY-MM-DD[ HH:MM[:SS]])",
+                rows_to_line)
+    return pc.cast(stamp, pa.int64()).to_numpy(zero_copy_only=False)
+
+
+#: The date and date-time forms of a text time column (tried in turn on each row).
+_DATE_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M",
+                 "%Y-%m-%dT%H:%M")
