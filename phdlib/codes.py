@@ -48,6 +48,10 @@ __all__ = [
 ]
 
 
+#: The widest code a run may have (16 words; VH's Adam state at Amazon's shape is then ~5 GB).
+MAX_BITS = 1024
+
+
 def n_words(m: int) -> int:
     """Number of uint64 words that hold a code of ``m`` bits."""
     m = _check_width(m)

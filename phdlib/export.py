@@ -12,7 +12,8 @@ objects; NumPy alone reads it) with:
 ``distance``                ``"phd"`` or ``"hamming"``: what the codes are ranked by
                             (PHD's first argument is the user)
 ``provenance``              JSON text: format version, method, dataset, dataset and
-                            split fingerprints, run key, config, seed, library version
+                            split fingerprints, run key, config, seed, width (``bits``,
+                            from format version 2), columns, library versions
 ``sha256``                  sha256 (hex) over every other field, checked on load
 ==========================  ==========================================================
 
@@ -30,10 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .codes import n_words
+from .codes import MAX_BITS, n_words
 
 FORMAT = "phd-codes"
-FORMAT_VERSION = 1
+#: 2 adds ``bits`` to the provenance (checked against the field); 1 still loads.
+FORMAT_VERSION = 2
 FIELDS = ("user_ids", "item_ids", "user_codes", "item_codes", "bits", "distance", "provenance")
 
 
@@ -53,35 +55,40 @@ class Codes:
     distance: str
     provenance: dict
 
-    def user_rows(self, ids) -> np.ndarray:
-        """Rows of the given original user ids; ``KeyError`` naming the first unknown one."""
-        return _rows(self.user_ids, ids, "user")
+    def user_rows(self, ids, strict: bool = True) -> np.ndarray:
+        """Rows (int64) of the given original user ids; ``KeyError`` naming the first
+        unknown one, or (``strict=False``) -1 for each unknown one."""
+        return _rows(self.user_ids, ids, "user", strict)
 
-    def item_rows(self, ids) -> np.ndarray:
-        return _rows(self.item_ids, ids, "item")
+    def item_rows(self, ids, strict: bool = True) -> np.ndarray:
+        """Rows (int64) of the given original item ids, as :meth:`user_rows`."""
+        return _rows(self.item_ids, ids, "item", strict)
 
 
-def _is_integer(x) -> bool:
+def _as_int(x) -> int | None:
+    """An integer id given as an integer or as text (``"007"``, ``"-3"``, any width), or
+    None when ``x`` is neither."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
     t = str(x).strip()
-    t = t[1:] if t.startswith("-") else t
-    return t.isascii() and t.isdecimal() and len(t) <= 18
+    digits = t[1:] if t.startswith("-") else t
+    return int(t) if digits.isascii() and digits.isdecimal() else None
 
 
-def _rows(known: np.ndarray, ids, what: str, strict: bool = True,
-          keep_order: bool = False) -> np.ndarray:
-    """Rows of ``ids`` (original ids, any of text or integers) in ``known``.
+def _rows(known: np.ndarray, ids, what: str, strict: bool = True) -> np.ndarray:
+    """Rows of ``ids`` (original ids, text or integers) in ``known``; -1 for an unknown id.
 
-    strict: an unknown id is a ``KeyError`` naming it; else unknown ids are left
-    out, or (``keep_order``) given row -1 so the answer aligns with ``ids``.
+    Integer ids compare exactly at any width ``known``'s dtype holds (int64,
+    uint64): ``"18446744073709551615"`` finds the uint64 id 2^64 - 1; an
+    integer outside the dtype's range is unknown. strict: an unknown id is a
+    ``KeyError`` naming it (and how many of ``ids`` are unknown).
     """
     ids = list(ids)
     if known.dtype.kind in "iu":
-        ok = np.array([_is_integer(x) for x in ids], dtype=bool)
-        if strict and not ok.all():
-            raise KeyError(f"{what} id {ids[int(np.flatnonzero(~ok)[0])]!r} is not in the codes "
-                           f"(their {what} ids are integers)")
-        vals = np.array([int(str(x).strip()) if o else 0 for x, o in zip(ids, ok)],
-                        dtype=np.int64)
+        lo, hi = np.iinfo(known.dtype).min, np.iinfo(known.dtype).max
+        ints = [_as_int(x) for x in ids]
+        ok = np.array([v is not None and lo <= v <= hi for v in ints], dtype=bool)
+        vals = np.array([v if o else 0 for v, o in zip(ints, ok)], dtype=known.dtype)
     else:
         ok = np.ones(len(ids), dtype=bool)
         vals = np.array([str(x) for x in ids], dtype=str)
@@ -89,14 +96,17 @@ def _rows(known: np.ndarray, ids, what: str, strict: bool = True,
         order = np.argsort(known, kind="stable")
         pos = np.minimum(np.searchsorted(known, vals, sorter=order), len(known) - 1)
         found = ok & (known[order[pos]] == vals)
-        rows = np.where(found, order[pos], -1)
+        rows = np.where(found, order[pos], -1).astype(np.int64)
     else:
         found = np.zeros(len(ids), dtype=bool)
         rows = np.full(len(ids), -1, dtype=np.int64)
     if strict and not found.all():
-        bad = ids[int(np.flatnonzero(~found)[0])]
-        raise KeyError(f"{what} id {bad!r} is not in the codes ({len(known)} {what}s)")
-    return rows if (strict or keep_order) else rows[found]
+        bad = np.flatnonzero(~found)
+        kind = "integers" if known.dtype.kind in "iu" else "text"
+        more = f"; {len(bad)} of the {len(ids)} ids given are unknown" if len(bad) > 1 else ""
+        raise KeyError(f"{what} id {ids[int(bad[0])]!r} is not in the codes ({len(known)} "
+                       f"{what}s, ids as {kind}){more}")
+    return rows
 
 
 def _digest(fields: dict) -> str:
@@ -156,6 +166,7 @@ def codes_of_run(run, data_dir=None) -> Codes:
             "dataset": run.dataset,
             "dataset_fingerprint": run.extra.get("data", {}).get("dataset_fingerprint"),
             "split_fingerprint": run.fingerprint, "run_key": run.key, "seed": int(run.seed),
+            "bits": int(run.bits),
             "config": run.effective_config,
             "columns": run.extra.get("data", {}).get("preprocessing", {}).get("columns"),
             "trained_with": run.version, "phdlib": __version__}
@@ -164,13 +175,16 @@ def codes_of_run(run, data_dir=None) -> Codes:
 
 
 def save_codes(codes: Codes, path) -> Path:
-    """Write ``codes`` to ``path`` (``.npz``) atomically; returns the path."""
+    """Write ``codes`` to ``path`` (``.npz``) atomically; returns the path. The provenance
+    written records this format (name, version) and the width ``bits``."""
     from .io import atomic_write, json_default
 
+    prov = {**codes.provenance, "format": FORMAT, "format_version": FORMAT_VERSION,
+            "bits": int(codes.bits), "phdlib": codes.provenance.get("phdlib", __version__)}
     fields = {"user_ids": codes.user_ids, "item_ids": codes.item_ids,
               "user_codes": codes.user_codes, "item_codes": codes.item_codes,
               "bits": np.int64(codes.bits), "distance": np.array(codes.distance),
-              "provenance": np.array(json.dumps(codes.provenance, sort_keys=True,
+              "provenance": np.array(json.dumps(prov, sort_keys=True,
                                                 default=json_default))}
     fields["sha256"] = np.array(_digest(fields))
     path = Path(path)
@@ -186,8 +200,98 @@ def export_run(run_path, out, data_dir=None) -> Path:
     return save_codes(codes_of_run(results.load(run_path), data_dir), out)
 
 
+#: The JSON types each provenance field may take (checked where present; ``format`` and
+#: ``format_version`` must be present, and from version 2 ``bits``).
+PROVENANCE = {"bits": (int,), "format": (str,), "format_version": (int,), "method": (str,), "dataset": (str,),
+              "dataset_fingerprint": (str, type(None)), "split_fingerprint": (str,),
+              "run_key": (str,), "seed": (int,), "config": (dict,),
+              "columns": (dict, type(None)), "trained_with": (str,), "phdlib": (str,)}
+
+
+def _npy_headers(path: Path, bad) -> None:
+    """Check every ``.npy`` member's header before anything is loaded: a plain (not
+    object) dtype, and a shape whose size is the member's size. A forged header
+    claiming 2^37 rows is refused here, before NumPy allocates for it."""
+    import zipfile
+
+    from numpy.lib import format as npformat
+
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+                raise bad(f"{name}: the archive entry claims {info.file_size:,} bytes but holds "
+                          f"{info.compress_size:,}")
+            if info.file_size > 1100 * max(info.compress_size, 1):  # beyond DEFLATE's ratio
+                raise bad(f"{name}: the archive entry claims {info.file_size:,} bytes from "
+                          f"{info.compress_size:,} compressed (expected at most ~1,032:1)")
+            with zf.open(info) as fh:
+                try:
+                    version = npformat.read_magic(fh)
+                    read = (npformat.read_array_header_1_0 if version == (1, 0)
+                            else npformat.read_array_header_2_0)
+                    shape, _, dtype = read(fh)
+                except (ValueError, EOFError, SyntaxError) as exc:
+                    raise bad(f"{name}: not a NumPy array ({' '.join(str(exc).split())})") \
+                        from None
+                header = fh.tell()
+            if dtype.hasobject:
+                raise bad(f"{name}: holds Python objects ({dtype}); expected numbers or text")
+            want = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if want != info.file_size - header:
+                raise bad(f"{name}: its header claims shape {shape} of {dtype} ({want:,} bytes) "
+                          f"but the entry holds {info.file_size - header:,} bytes")
+
+
+def _scalar(f: dict, key: str, kind: str, bad):
+    """The 0-d field ``key`` as a Python value of dtype kind ``kind`` (``"i"``: integer,
+    ``"U"``: text), or :class:`CodesFileError` naming the field, its type and value."""
+    a = f[key]
+    ok = a.ndim == 0 and (a.dtype.kind in "iu" if kind == "i" else a.dtype.kind == "U")
+    if not ok:
+        shown = a.item() if a.ndim == 0 else f"an array of shape {a.shape}"
+        raise bad(f"field {key!r} is {a.dtype} {shown!r}; expected "
+                  + ("one integer" if kind == "i" else "one text value"))
+    return int(a) if kind == "i" else str(a)
+
+
+def _check_provenance(prov, bits: int, bad) -> dict:
+    """Every provenance field present with its JSON type; its width equals ``bits``."""
+    if not isinstance(prov, dict):
+        raise bad(f"provenance is a JSON {type(prov).__name__}; expected an object")
+    for key in ("format", "format_version"):
+        if key not in prov:
+            raise bad(f"provenance has no field {key!r} (expected a file written by phd export)")
+    for key, types in PROVENANCE.items():
+        if key not in prov:
+            continue
+        v = prov[key]
+        if not isinstance(v, types) or isinstance(v, bool):
+            want = " or ".join("null" if t is type(None) else
+                               {str: "text", int: "an integer", dict: "an object"}[t]
+                               for t in types)
+            raise bad(f"provenance field {key!r} is {json.dumps(v)[:80]}; expected {want}")
+    if prov["format"] != FORMAT or not 1 <= prov["format_version"] <= FORMAT_VERSION:
+        raise bad(f"provenance says format {prov['format']!r} version {prov['format_version']}; "
+                  f"expected {FORMAT!r} version 1..{FORMAT_VERSION}")
+    cols = prov.get("columns") or {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in cols.items()):
+        raise bad(f"provenance field 'columns' is {json.dumps(cols)[:80]}; expected role -> "
+                  f"column name, both text")
+    if prov["format_version"] >= 2 and prov.get("bits") != bits:
+        raise bad(f"field 'bits' is {bits} but the provenance records "
+                  f"{json.dumps(prov.get('bits'))} (the width the run was trained with)")
+    return prov
+
+
 def load_codes(path) -> Codes:
-    """Read and check a codes file; :class:`CodesFileError` names the file and the field."""
+    """Read and check a codes file; :class:`CodesFileError` names the file and the field.
+
+    Every field is checked for type and range before use (``.npy`` headers
+    against the sizes of their entries first, so nothing large is allocated
+    for a forged file); any other failure while reading is a
+    :class:`CodesFileError` too, never an internal error.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"codes file not found: {path}")
@@ -195,66 +299,136 @@ def load_codes(path) -> Codes:
     def bad(msg):
         return CodesFileError(f"{path}: {msg}")
 
+    try:
+        return _load_codes(path, bad)
+    except (CodesFileError, FileNotFoundError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the boundary: a user's file never gives an internal error
+        raise bad(f"not a readable codes file ({type(exc).__name__}: "
+                  f"{' '.join(str(exc).split())[:300]})") from exc
+
+
+def _load_codes(path: Path, bad) -> Codes:
     import zipfile
+    import zlib
 
     if not zipfile.is_zipfile(path):
         raise bad("not a .npz file (expected the codes file written by phd export)")
-    import zlib
-
     try:
+        _npy_headers(path, bad)
         with np.load(path, allow_pickle=False) as z:
             f = {k: z[k] for k in z.files}
+    except CodesFileError:
+        raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise bad(f"not a readable .npz codes file ({exc})") from None
     missing = [k for k in FIELDS + ("sha256",) if k not in f]
     if missing:
         raise bad(f"no field {', '.join(missing)} (expected a file written by phd export)")
-    if str(f["sha256"]) != _digest(f):
+    if _scalar(f, "sha256", "U", bad) != _digest(f):
         raise bad("its content does not match its sha256 field (changed or damaged)")
-    bits, dist = int(f["bits"]), str(f["distance"])
+    bits, dist = _scalar(f, "bits", "i", bad), _scalar(f, "distance", "U", bad)
+    if not 1 <= bits <= MAX_BITS:
+        raise bad(f"field 'bits' is {bits}; expected a code width in 1..{MAX_BITS}")
     if dist not in ("phd", "hamming"):
-        raise bad(f"distance {dist!r}; expected 'phd' or 'hamming'")
-    w = n_words(bits) if bits >= 1 else -1
+        raise bad(f"field 'distance' is {dist!r}; expected 'phd' or 'hamming'")
+    for k in ("user_ids", "item_ids"):
+        if f[k].dtype.kind not in "iuU" or f[k].ndim != 1:
+            raise bad(f"field {k!r} is {f[k].dtype} {f[k].shape}; expected 1-d text or integers")
+        if len(np.unique(f[k])) != len(f[k]):
+            raise bad(f"field {k!r} holds a repeated id")
+    w = n_words(bits)
     for k, n in (("user_codes", len(f["user_ids"])), ("item_codes", len(f["item_ids"]))):
         a = f[k]
         if a.dtype != np.uint64 or a.ndim != 2 or a.shape != (n, w):
-            raise bad(f"{k} is {a.dtype} {a.shape}; expected uint64 ({n}, {w}) for {bits} bits")
+            raise bad(f"field {k!r} is {a.dtype} {a.shape}; expected uint64 ({n}, {w}) for "
+                      f"{bits} bits")
         if bits % 64 and (a[:, -1] >> np.uint64(bits % 64)).any():
-            raise bad(f"{k} has bits set above bit {bits - 1} (padding must be 0)")
-    for k in ("user_ids", "item_ids"):
-        if f[k].dtype.kind not in "iuU" or f[k].ndim != 1:
-            raise bad(f"{k} is {f[k].dtype} {f[k].shape}; expected 1-d strings or integers")
-        if len(np.unique(f[k])) != len(f[k]):
-            raise bad(f"{k} holds a repeated id")
+            raise bad(f"field {k!r} has bits set above bit {bits - 1} (padding must be 0)")
     try:
-        prov = json.loads(str(f["provenance"]))
+        prov = json.loads(_scalar(f, "provenance", "U", bad))
     except json.JSONDecodeError as exc:
-        raise bad(f"provenance is not JSON ({exc})") from None
+        raise bad(f"field 'provenance' is not JSON ({exc})") from None
+    prov = _check_provenance(prov, bits, bad)
     return Codes(f["user_ids"], f["item_ids"], f["user_codes"], f["item_codes"], bits, dist, prov)
 
 
-def recommend(codes: Codes, users, k: int = 10, exclude: dict | None = None) -> list[dict]:
+@dataclass
+class Exclusions:
+    """Seen (user, item) pairs matched against a codes file's ids (:func:`exclusions`).
+
+    ``skip``: user row -> set of item rows not to recommend. ``pairs``: pairs
+    given; ``applied``: pairs whose user and item are both in the codes;
+    ``unknown_user_pairs`` / ``unknown_item_pairs``: pairs left out because
+    their user (resp. only their item) is not in the codes, with the distinct
+    unknown ids counted in ``unknown_users`` / ``unknown_items`` and the first
+    of each in ``first_unknown_user`` / ``first_unknown_item`` (None if none).
+    """
+
+    skip: dict
+    pairs: int = 0
+    applied: int = 0
+    unknown_user_pairs: int = 0
+    unknown_item_pairs: int = 0
+    unknown_users: int = 0
+    unknown_items: int = 0
+    first_unknown_user: object = None
+    first_unknown_item: object = None
+
+    def summary(self) -> dict:
+        """Every count as a JSON-ready dict (``skip`` left out)."""
+        return {k: _py(v) for k, v in self.__dict__.items() if k != "skip"}
+
+
+def _distinct_rows(ids, rows_of) -> tuple[np.ndarray, np.ndarray, list]:
+    """(row of each id, whether known, the distinct ids in first-seen order): each
+    distinct id is looked up once."""
+    first: dict = {}
+    inverse = np.fromiter((first.setdefault(x, len(first)) for x in ids), dtype=np.int64,
+                          count=len(ids))
+    distinct = list(first)
+    rows = rows_of(distinct) if distinct else np.zeros(0, dtype=np.int64)
+    return rows[inverse], rows >= 0, distinct
+
+
+def exclusions(codes: Codes, users, items) -> Exclusions:
+    """Match seen pairs ``(users[k], items[k])`` (original ids, text or integers) against
+    ``codes``; nothing unmatched is dropped without being counted (:class:`Exclusions`)."""
+    users, items = list(users), list(items)
+    if len(users) != len(items):
+        raise ValueError(f"{len(users)} user ids for {len(items)} item ids")
+    urow, uknown, udistinct = _distinct_rows(users, lambda x: codes.user_rows(x, strict=False))
+    irow, iknown, idistinct = _distinct_rows(items, lambda x: codes.item_rows(x, strict=False))
+    has_u, has_i = urow >= 0, irow >= 0
+    skip: dict[int, set] = {}
+    for u, i in zip(urow[has_u & has_i].tolist(), irow[has_u & has_i].tolist()):
+        skip.setdefault(u, set()).add(i)
+    bad_u = [x for x, k in zip(udistinct, uknown) if not k]
+    bad_i = [x for x, k in zip(idistinct, iknown) if not k]
+    return Exclusions(skip, len(users), int((has_u & has_i).sum()), int((~has_u).sum()),
+                      int((has_u & ~has_i).sum()), len(bad_u), len(bad_i),
+                      bad_u[0] if bad_u else None, bad_i[0] if bad_i else None)
+
+
+def recommend(codes: Codes, users, k: int = 10, exclude=None) -> list[dict]:
     """Top-``k`` items per user, nearest first, through :class:`~phdlib.search.BinaryIndex`.
 
-    users: original user ids. exclude: user id -> item ids not to recommend
-    (e.g. those already rated). Returns one ``{"user", "items", "distances"}``
-    per user (original item ids; ties in id order, as ``BinaryIndex``).
+    users: original user ids (an unknown one is a ``KeyError`` naming it).
+    exclude: items not to recommend: an :class:`Exclusions` (its counts say what
+    matched), or a dict user id -> item ids (matched as :func:`exclusions` does).
+    Returns one ``{"user", "items", "distances"}`` per user (original item ids;
+    ties in id order, as ``BinaryIndex``).
     """
     from .search import BinaryIndex
 
     users = list(users)
     rows = codes.user_rows(users)
+    if isinstance(exclude, dict):
+        pairs = [(u, i) for u, its in exclude.items() for i in its]
+        exclude = exclusions(codes, [u for u, _ in pairs], [i for _, i in pairs])
+    skip_of = exclude.skip if exclude is not None else {}
     index = BinaryIndex(codes.bits, metric=codes.distance)
     index.add(codes.item_codes)
-    # excluded items by user row (keys matched as user ids are, e.g. "1" and 1 alike)
-    skip_of: dict[int, set] = {}
-    if exclude:
-        keys = list(exclude)
-        for key, row in zip(keys, _rows(codes.user_ids, keys, "user", strict=False,
-                                        keep_order=True)):
-            if row >= 0 and exclude[key]:
-                skip_of.setdefault(int(row), set()).update(
-                    _rows(codes.item_ids, exclude[key], "item", strict=False).tolist())
     n_items = len(codes.item_ids)
     extra = max((len(skip_of.get(int(r), ())) for r in rows), default=0)
     kk = min(n_items, k + extra)

@@ -29,6 +29,7 @@ from numbers import Number
 import numpy as np
 import pandas as pd
 
+from . import codes as _codes
 from . import methods, results
 from .evaluation import evaluate, evaluate_many, summarize
 from .metrics import METRICS
@@ -273,8 +274,8 @@ def _check_grid_overrides(method, dataset: str, bits: int, points: list, overrid
                          f"(tune=True); set tune=False to fix it, or change the grid's values")
 
 
-#: The widest code a run may have (16 words; VH's Adam state at Amazon's shape is then ~5 GB).
-MAX_BITS = 1024
+#: The widest code a run may have (:data:`phdlib.codes.MAX_BITS`).
+MAX_BITS = _codes.MAX_BITS
 
 
 def check_bits_seed(bits, seed) -> tuple[int, int]:

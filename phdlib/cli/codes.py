@@ -1,6 +1,7 @@
 """``phd export`` (a trained run's codes to one .npz) and ``phd recommend`` (top-k from it)."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ._common import add_json_flag, dump_json, error_message, fail, int_in
@@ -25,43 +26,73 @@ def _export(args) -> int:
     return 0
 
 
-def _read_users(args) -> list[str]:
+def _read_users(args) -> tuple[list[str], list[str]]:
+    """The user ids asked for, and where each was given (``--user`` or ``FILE line N``)."""
     users = list(args.user or [])
+    where = ["--user"] * len(users)
     if args.users:
         p = Path(args.users)
         if not p.is_file():
             raise FileNotFoundError(f"--users {p}: file not found (expected one user id a line)")
         try:
             text = p.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError:
-            raise ValueError(f"--users {p}: not UTF-8 text (expected one user id a line)") from None
-        users += [ln.strip() for ln in text.splitlines() if ln.strip()]
+        except UnicodeDecodeError as exc:
+            text_line = p.read_bytes()[:exc.start].count(b"\n") + 1
+            raise ValueError(f"--users {p}, line {text_line}: not UTF-8 text (expected one user "
+                             f"id a line)") from None
+        lines = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+        if not lines:
+            raise ValueError(f"--users {p}: no user ids ("
+                             + ("the file is empty" if not text else "only blank lines")
+                             + "; expected one user id a line)")
+        users += [u for _, u in lines]
+        where += [f"--users {p}, line {n}" for n, _ in lines]
     if not users:
         raise ValueError("give --user ID (repeatable) or --users FILE (one id a line)")
-    return users
+    return users, where
 
 
-def _seen(args, codes) -> dict:
-    """user id (text) -> item ids (text) of the --exclude-seen ratings file."""
+def _check_users(codes, users, where) -> None:
+    """Every asked-for user is in the codes; else one error counting and naming the unknown."""
+    rows = codes.user_rows(users, strict=False)
+    bad = [k for k in range(len(users)) if rows[k] < 0]
+    if bad:
+        kind = "integers" if codes.user_ids.dtype.kind in "iu" else "text"
+        more = f"; {len(bad)} of the {len(users)} user ids given are unknown" if len(bad) > 1 \
+            else ""
+        raise KeyError(f"{where[bad[0]]}: user id {users[bad[0]]!r} is not in the codes "
+                       f"({len(codes.user_ids):,} users, ids as {kind}){more}")
+
+
+def _seen(args, codes):
+    """The --exclude-seen pairs matched against the codes (:class:`phdlib.export.Exclusions`),
+    or None; pairs whose user or item the codes lack are counted and warned about."""
     if not args.exclude_seen:
-        return {}
+        return None
+    from .. import export
     from ..data import own
 
     cols = own.parse_columns(args.columns) if args.columns else codes.provenance.get("columns")
     if not cols:
         raise ValueError("--exclude-seen needs --columns user=...,item=... (the codes do not "
                          "record the columns of a ratings file)")
-    cols = {r: c for r, c in cols.items() if r in ("user", "item")}
     path = Path(args.exclude_seen)
-    if not path.is_file():
-        raise FileNotFoundError(f"--exclude-seen {path}: file not found")
-    table, _ = own._table(path, cols, args.sep)
-    u = table.column(cols["user"]).cast("string").to_pylist()
-    i = table.column(cols["item"]).cast("string").to_pylist()
-    out: dict = {}
-    for a, b in zip(u, i):
-        out.setdefault(a, []).append(b)
-    return out
+    try:
+        users, items = own.read_pairs(path, cols, args.sep)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"--exclude-seen {path}: file not found") from None
+    ex = export.exclusions(codes, users, items)
+    if ex.unknown_user_pairs or ex.unknown_item_pairs:
+        parts = []
+        if ex.unknown_user_pairs:
+            parts.append(f"{ex.unknown_user_pairs:,} name one of {ex.unknown_users:,} users "
+                         f"not in the codes (first: {ex.first_unknown_user!r})")
+        if ex.unknown_item_pairs:
+            parts.append(f"{ex.unknown_item_pairs:,} name one of {ex.unknown_items:,} items "
+                         f"not in the codes (first: {ex.first_unknown_item!r})")
+        print(f"phd: warning: --exclude-seen {path}: {ex.applied:,} of {ex.pairs:,} rows "
+              f"applied; {' and '.join(parts)}; those rows exclude nothing", file=sys.stderr)
+    return ex
 
 
 def _recommend(args) -> int:
@@ -69,12 +100,15 @@ def _recommend(args) -> int:
 
     try:
         codes = export.load_codes(args.codes)
-        users = _read_users(args)
-        recs = export.recommend(codes, users, k=args.k, exclude=_seen(args, codes))
+        users, where = _read_users(args)
+        _check_users(codes, users, where)
+        seen = _seen(args, codes)
+        recs = export.recommend(codes, users, k=args.k, exclude=seen)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         return fail(error_message(exc))
     if args.json:
         dump_json({"codes": str(args.codes), "distance": codes.distance, "k": args.k,
+                   "exclude_seen": seen.summary() if seen is not None else None,
                    "users": recs})
     else:
         for r in recs:
