@@ -80,27 +80,35 @@ def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
             by_name.setdefault(name, []).append((chapter, src))
     for name, value in parameters.items():
         if name not in by_name:
-            raise ValueError(f"parameter {name!r}: no chapter declares it; known: "
+            raise ValueError(f"parameter {shown(name)}: no chapter declares it; known: "
                              f"{', '.join(sorted(by_name))}")
         for chapter, src in by_name[name]:
             default = _default(src)
             if not _fits(value, default):
                 raise ValueError(
-                    f"parameter {name}={value!r}: chapter {chapter!r} expects "
+                    f"parameter {name}={shown(value)}: chapter {chapter!r} expects "
                     f"{_article(kind(default))} (its default is {src}), got "
                     f"{_article(kind(value))}")
     if "profile" in parameters:
         from .experiments import PROFILES
 
         if parameters["profile"] not in PROFILES:
-            raise ValueError(f"parameter profile={parameters['profile']!r}: expected one of "
+            raise ValueError(f"parameter profile={shown(parameters['profile'])}: expected one of "
                              f"{', '.join(PROFILES)}")
     if "dataset" in parameters:
         from . import data
 
         if parameters["dataset"] not in data.names():
-            raise ValueError(f"parameter dataset={parameters['dataset']!r}: unknown dataset; "
+            raise ValueError(f"parameter dataset={shown(parameters['dataset'])}: unknown dataset; "
                              f"expected one of {', '.join(data.names())}")
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a message, a long one cut: ``'aaaa...' (100,000 characters)``."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 20]}...{text[-8:]} ({len(text):,} characters)"
 
 
 def _article(k: str) -> str:

@@ -71,6 +71,9 @@ def _fetch(args) -> int:
     from ..data.sources import check_url
 
     if data.is_synthetic(args.dataset):
+        if args.url is not None:
+            return fail(f"--url: {args.dataset} is generated on use, not downloaded; --url goes "
+                        f"with a downloadable dataset")
         if args.json:
             dump_json({"dataset": args.dataset, "generated": True, "path": None})
         else:

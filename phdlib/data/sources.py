@@ -179,13 +179,21 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp", "doi")
 
 def check_url(url: str) -> None:
     """``ValueError`` unless ``url`` is an address pooch can download from."""
-    from urllib.parse import urlsplit
+    from urllib.parse import unquote, urlsplit
 
-    parts = urlsplit(url)
-    ok = parts.scheme in URL_SCHEMES and (parts.scheme == "doi" or parts.netloc)
-    if not ok:
-        raise ValueError(f"url {url!r}: expected an http://, https://, ftp://, sftp:// "
-                         f"or doi: address")
+    shown = repr(url) if len(url) <= 200 else f"{url[:120]!r}...({len(url):,} characters)"
+    expected = "expected an http://, https://, ftp://, sftp:// or doi: address of a file"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parses the port: a bad one raises here, not in the download
+    except ValueError as exc:
+        raise ValueError(f"url {shown}: malformed ({exc}); {expected}") from None
+    if not (parts.scheme in URL_SCHEMES and (parts.scheme == "doi" or parts.netloc)):
+        raise ValueError(f"url {shown}: {expected}")
+    name = unquote(parts.path).rstrip("/").rsplit("/", 1)[-1]
+    if parts.scheme != "doi" and (name in ("", ".", "..") or "\\" in name or "\0" in name):
+        raise ValueError(f"url {shown}: its path does not end in a file name (ends in "
+                         f"{name or '/'!r}); {expected} such as https://host/ml-1m.zip")
 
 
 def fetch(name: str, url: str | None = None, known_hash: str | None = None,
