@@ -249,8 +249,8 @@ def _scalar(f: dict, key: str, kind: str, bad):
     a = f[key]
     ok = a.ndim == 0 and (a.dtype.kind in "iu" if kind == "i" else a.dtype.kind == "U")
     if not ok:
-        shown = a.item() if a.ndim == 0 else f"an array of shape {a.shape}"
-        raise bad(f"field {key!r} is {a.dtype} {shown!r}; expected "
+        shown = repr(a.item()) if a.ndim == 0 else f"an array of shape {a.shape}"
+        raise bad(f"field {key!r} is {a.dtype} {shown}; expected "
                   + ("one integer" if kind == "i" else "one text value"))
     return int(a) if kind == "i" else str(a)
 

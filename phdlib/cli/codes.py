@@ -72,7 +72,7 @@ def _seen(args, codes):
     from .. import export
     from ..data import own
 
-    cols = own.parse_columns(args.columns) if args.columns else codes.provenance.get("columns")
+    cols = own.parse_columns(args.columns, ("user", "item")) if args.columns else codes.provenance.get("columns")
     if not cols:
         raise ValueError("--exclude-seen needs --columns user=...,item=... (the codes do not "
                          "record the columns of a ratings file)")

@@ -40,9 +40,10 @@ REQUIRED = ("user", "item", "rating")
 SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".parquet": None, ".pq": None}
 
 
-def parse_columns(text: str) -> dict[str, str]:
+def parse_columns(text: str, required=REQUIRED) -> dict[str, str]:
     """``"user=a,item=b,rating=c[,time=d]"`` -> ``{"user": "a", ...}``; ``ValueError`` naming
-    the part that is wrong."""
+    the part that is wrong. required: the roles that must be mapped (a list of seen items
+    needs only ``("user", "item")``)."""
     out: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in str(text).split(","))):
         role, eq, col = part.partition("=")
@@ -58,10 +59,11 @@ def parse_columns(text: str) -> dict[str, str]:
             raise ValueError(f"--columns: column {col!r} is mapped to both {other} and {role}; "
                              f"each role needs its own column")
         out[role] = col
-    missing = [r for r in REQUIRED if r not in out]
+    missing = [r for r in required if r not in out]
     if missing:
-        raise ValueError(f"--columns: no column for {', '.join(missing)} "
-                         f"(expected user=...,item=...,rating=...[,time=...])")
+        raise ValueError(f"--columns: no column for {', '.join(missing)} (expected "
+                         + ",".join(f"{r}=..." for r in required)
+                         + ("[,time=...]" if "rating" in required else "") + ")")
     return out
 
 
