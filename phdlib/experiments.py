@@ -41,6 +41,7 @@ from typing import Iterable
 import pandas as pd
 
 from . import methods, results, training
+from .names import PARTS, PROFILES  # the grid's parts and profiles (read by phd --help)
 
 #: Methods of Figures 1 to 3 (the paper's figure choice).
 FIGURE_METHODS = ["cccf", "dcf", "vh", "vh-phd", "mf"]
@@ -51,8 +52,6 @@ SAMPLINGS = [
     ("stochastic", "stochastic"),
     ("deterministic", "stochastic"),
 ]
-PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol")
-PROFILES = ("full", "quick")
 
 #: Config overrides of the quick profile, per method. Keys a method does not
 #: have are reported by :func:`profile_overrides` (never dropped silently).

@@ -4,8 +4,11 @@ Every module in this package other than ``_common`` is one subcommand: it
 defines ``register(subparsers)``, which adds its parser and sets ``func`` to a
 callable taking the parsed arguments and returning an exit code. New
 subcommands are added by adding a module; nothing here needs to change.
-Command modules import heavy libraries inside their functions, so
-``phd --help`` stays fast.
+Command modules import heavy libraries (NumPy, pandas, Numba, PyTorch,
+:mod:`phdlib.methods`, :mod:`phdlib.experiments`) inside their functions and
+take the names they offer as choices from :mod:`phdlib.names`, which imports
+nothing, so ``phd --help`` and ``phd COMMAND --help`` stay fast
+(``tests/test_cli_startup.py`` checks what they import).
 
 One error boundary (:func:`main`): a user's mistake (a bad option value, a
 missing or malformed file, a configuration that cannot be trained) is one

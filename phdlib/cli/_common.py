@@ -7,8 +7,6 @@ import math
 import sys
 from typing import Any
 
-import numpy as np
-
 
 def add_json_flag(parser) -> None:
     parser.add_argument(
@@ -17,6 +15,13 @@ def add_json_flag(parser) -> None:
 
 
 def _default(o: Any):
+    """``json.dump``'s ``default``: NumPy scalars and arrays, and paths.
+
+    NumPy is imported here, not at the top: every subcommand imports this
+    module, and ``phd --help`` must not pay for NumPy.
+    """
+    import numpy as np
+
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):

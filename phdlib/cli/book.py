@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..names import PROFILES
 from ._common import add_json_flag, dump_json, fail, seconds_above_zero
 
 
@@ -79,7 +80,7 @@ def register(sub) -> None:
 
     b = bs.add_parser("build", help="execute every chapter, then jupyter-book build -W")
     b.add_argument("--dataset", help="papermill parameter 'dataset' (e.g. ml-1m, ml-100k)")
-    b.add_argument("--profile", choices=["full", "quick"],
+    b.add_argument("--profile", choices=PROFILES,
                    help="papermill parameter 'profile' (full or quick)")
     b.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other chapter parameter; repeatable")

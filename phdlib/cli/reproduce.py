@@ -5,13 +5,14 @@ import sys
 import time
 from pathlib import Path
 
-from ..io import write_text
+from ..names import PARTS, PROFILES
 from ._common import (SEED, add_json_flag, dask_address, dump_json, error_message, fail,
                       int_in, output_file_problem)
 
 
 def _reproduce(args) -> int:
     from .. import experiments, methods
+    from ..io import write_text
 
     if args.jobs == 0:
         return fail("--jobs 0: give a number of parallel cells (1 or more), or -1 for every core")
@@ -65,8 +66,6 @@ def _reproduce(args) -> int:
 
 
 def register(sub) -> None:
-    from ..experiments import PARTS, PROFILES
-
     p = sub.add_parser("reproduce",
                        help="run every experiment of the paper's tables and figures (resumable)")
     p.add_argument("--dataset", default="ml-1m")

@@ -1,8 +1,6 @@
 """``phd scale``: what a reproduction costs, per method and stage, against dataset size."""
 from __future__ import annotations
 
-
-from ..io import records
 from ._common import BITS, add_json_flag, dump_json, fail, float_above_zero, output_file_problem
 
 #: The sizes the chapter "Cost at scale" sweeps, smallest first.
@@ -11,6 +9,7 @@ DEFAULT_DATASETS = ["ml-100k", "ml-1m", "synthetic-yelp", "synthetic-amazon", "s
 
 def _scale(args) -> int:
     from .. import data, methods, scale
+    from ..io import records
 
     datasets = args.dataset or DEFAULT_DATASETS
     known = data.names()

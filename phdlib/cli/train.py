@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..names import METHODS
 from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail, int_in
 
 
@@ -74,10 +75,8 @@ def _train(args) -> int:
 
 
 def register(sub) -> None:
-    from ..methods import REGISTRY
-
     p = sub.add_parser("train", help="train and evaluate a method (results go to the store)")
-    p.add_argument("--method", required=True, choices=sorted(REGISTRY))
+    p.add_argument("--method", required=True, choices=sorted(METHODS))
     p.add_argument("--dataset", default=None, help="a named dataset (default ml-1m)")
     p.add_argument("--ratings", metavar="FILE", default=None,
                    help="your own ratings instead: a CSV, TSV or Parquet file with a header")

@@ -8,9 +8,10 @@ the store are shared code in :mod:`phdlib.training` and
 :mod:`phdlib.evaluation`.
 
 Adding a method: write one module with a :class:`Method` subclass and an
-instance of it, and add one line to :data:`REGISTRY`. The lists of Hamming
-methods, PHD methods and labels are derived from the methods
-(:func:`names`, :func:`label`), never written out elsewhere.
+instance of it, and add one line to :data:`REGISTRY` (written in
+:mod:`phdlib.names`). The lists of Hamming methods, PHD methods and labels
+are derived from the methods (:func:`names`, :func:`label`), never written
+out elsewhere.
 
 Modules: ``base`` (the contract), ``stopping`` (the training budget),
 ``vh_model`` (the PyTorch model) and ``vh`` (its training and the methods VH,
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 
+from ..names import METHODS
 from .base import (RANKS, BlockCodeModel, CodeModel, Fitted, ItemScoreModel, Method,
                    VectorModel, value_kind)
 
@@ -29,22 +31,10 @@ __all__ = ["REGISTRY", "RANKS", "Method", "Fitted", "CodeModel", "VectorModel", 
            "BlockCodeModel", "value_kind", "get", "names", "label", "register", "MethodNotAvailable"]
 
 #: name -> "module:attribute" of the method object, in the order of the
-#: paper's Table 1 (its seven methods), then our additions.
-REGISTRY: dict[str, str] = {
-    "cccf": "phdlib.methods.cccf:CCCF",
-    "dcf": "phdlib.methods.dcf:DCF",
-    "mf-mean": "phdlib.methods.mf_methods:MF_MEAN",
-    "mf-median": "phdlib.methods.mf_methods:MF_MEDIAN",
-    "vh": "phdlib.methods.vh:VH",
-    "vh-phd": "phdlib.methods.vh:VH_PHD",
-    "mf": "phdlib.methods.mf_methods:MF",
-    # our additions
-    "mf-als": "phdlib.methods.mf_methods:MF_ALS",
-    "vh-bias": "phdlib.methods.vh:VH_BIAS",
-    "item-mean": "phdlib.methods.sanity:ITEM_MEAN",
-    "popularity": "phdlib.methods.sanity:POPULARITY",
-    "random": "phdlib.methods.sanity:RANDOM",
-}
+#: paper's Table 1 (its seven methods), then our additions. It is written in
+#: :mod:`phdlib.names`, a module without imports, so that ``phd --help`` can
+#: offer the names without importing the methods.
+REGISTRY: dict[str, str] = METHODS
 
 _EXTRA: dict[str, Method] = {}
 
