@@ -26,6 +26,7 @@ import shlex
 import sys
 
 from .. import __version__
+from ._common import one_line as _one_line
 
 
 class Parser(argparse.ArgumentParser):
@@ -39,15 +40,6 @@ class Parser(argparse.ArgumentParser):
 #: Exceptions that are a user's mistake (bad values, files, configurations, resources).
 USER_ERRORS = (ValueError, KeyError, TypeError, ArithmeticError, OSError, MemoryError,
                LookupError)
-#: Longest error message shown (a longer one is cut in the middle).
-MAX_MESSAGE = 800
-
-
-def _one_line(message: str) -> str:
-    text = " ".join(str(message).split())
-    if len(text) > MAX_MESSAGE:
-        text = f"{text[:MAX_MESSAGE - 200]} ... ({len(text):,} characters) ... {text[-150:]}"
-    return text
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -47,6 +47,19 @@ def error_message(exc: BaseException) -> str:
     return str(exc)
 
 
+#: Longest error message shown (a longer one is cut in the middle).
+MAX_MESSAGE = 800
+
+
+def one_line(message) -> str:
+    """``message`` on one line (whitespace runs as one space), cut in the middle beyond
+    :data:`MAX_MESSAGE` characters saying how long it was."""
+    text = " ".join(str(message).split())
+    if len(text) > MAX_MESSAGE:
+        text = f"{text[:MAX_MESSAGE - 200]} ... ({len(text):,} characters) ... {text[-150:]}"
+    return text
+
+
 #: Set by ``phd --debug``: errors show their traceback.
 DEBUG = False
 
@@ -58,8 +71,7 @@ def fail(message: str, code: int = 2) -> int:
     """
     if DEBUG and sys.exc_info()[1] is not None:
         raise sys.exc_info()[1]
-    text = " ".join(str(message).split())
-    print(f"phd: error: {text}", file=sys.stderr)
+    print(f"phd: error: {one_line(message)}", file=sys.stderr)
     return code
 
 
