@@ -82,11 +82,26 @@ CASES = [
     (["data", "fetch", "--dataset", "ml-100k", "--url", "notaurl"], "--url 'notaurl'"),
     (["data", "fetch", "--dataset", "ml-100k", "--url", "file:///x.zip"], "http://"),
     (["data", "stats", "--dataset", "nosuch"], "synthetic-ml-10m"),  # every known name
+    # addresses that cannot name a file to download, and options that would be ignored
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "https://example.org/a/.."],
+     "--url 'https://example.org/a/..': its path does not end in a file name (ends in '..')"),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "http://[::1/x.zip"],
+     "--url 'http://[::1/x.zip': malformed (Invalid IPv6 URL)"),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "http://h:99999/x.zip"],
+     "malformed (Port out of range"),
+    (["data", "fetch", "--dataset", "synthetic", "--url", "https://example.org/x.zip"],
+     "--url: synthetic is generated on use, not downloaded"),
+    # a huge value is shown cut, with its length
+    (["book", "build", "--no-site", "--param", "profile=" + "a" * 100_000],
+     "(100,002 characters)"),
+    (["book", "build", "--no-site", "--param", "x" * 100_000], "(100,002 characters)"),
+    (["train", "--method", "m" * 100_000], "characters) ..."),
 ]
 
 
 @pytest.mark.parametrize("argv,fragment", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
 def test_user_errors_are_one_line(capsys, monkeypatch, tmp_path, argv, fragment):
+    """One line, exit 2, the fragment in it, and never longer than a screenful."""
     monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("PHD_DATA_DIR", DATA)
     try:
@@ -98,6 +113,7 @@ def test_user_errors_are_one_line(capsys, monkeypatch, tmp_path, argv, fragment)
     assert code == 2, (argv, code, err)
     assert len(lines) == 1 and lines[0].startswith("phd: error: "), err
     assert "Traceback" not in err and fragment in lines[0], (fragment, err)
+    assert len(lines[0]) <= 1200, len(lines[0])
 
 
 @pytest.mark.parametrize("body,line", [

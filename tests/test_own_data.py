@@ -141,3 +141,56 @@ def test_phd_train_says_how_many_rows_of_the_file_preprocessing_kept(tmp_path, c
                  "user=u,item=i,rating=r", "--scale", "1,5", "--bits", "8"])
     err = capsys.readouterr().err
     assert code == 0 and "602 rating rows read; 600 kept (30 users, 20 items)" in err, err
+
+
+@pytest.mark.parametrize("name,write,match", [
+    ("dup.csv", lambda p: p.write_text("u,i,r,r\na,x,1,2\n"),
+     r"the header names column 'r' 2 times \(columns 3 and 4\)"),
+    ("dup.parquet", lambda p: __import__("pyarrow.parquet").parquet.write_table(
+        __import__("pyarrow").table([[1], [2], [3], [4]], names=["u", "i", "r", "r"]), p),
+     r"column 'r' 2 times \(columns 3 and 4\)"),
+    ("nested.parquet", lambda p: pd.DataFrame({"u": [1], "i": [2], "r": [{"a": 1}]})
+     .to_parquet(p), "rating column 'r' has type struct<a: int64>; expected numbers or text"),
+    ("list.parquet", lambda p: pd.DataFrame({"u": [[1]], "i": [2], "r": [3]}).to_parquet(p),
+     "user column 'u' has type list<element: int64>"),
+    ("ts.csv", lambda p: p.write_text("u,i,r,t\na,x,1,5\nb,y,2,99999999999999999999\n"),
+     "line 3: time column 't' is beyond 64-bit integers"),
+    ("date.csv", lambda p: p.write_text("u,i,r,t\na,x,1,2020-01-02\nb,y,2,2020-13-45\n"),
+     "line 3: time column 't' is not a real date or time"),
+    ("u64.parquet", lambda p: __import__("pyarrow.parquet").parquet.write_table(
+        __import__("pyarrow").table({"u": [1, 2], "i": [2, 3], "r": [3, 4],
+                                     "t": __import__("pyarrow").array([1, 2**63], "uint64")}),
+        p), r"line 2: time column 't' is beyond 2\^63 - 1"),
+    ("cr.csv", lambda p: p.write_bytes(b"u,i,r\ra,x,1\rb,y,9\r"),
+     r"line 3: rating .* outside the dataset's scale .* the line reads 'b,y,9'"),
+])
+def test_ambiguous_nested_and_out_of_range_files_are_named(tmp_path, name, write, match):
+    """Each of these was accepted silently or was an internal error."""
+    path = tmp_path / name
+    write(path)
+    cols = "user=u,item=i,rating=r" + (",time=t" if name.split(".")[0] in ("ts", "date", "u64")
+                                       else "")
+    with pytest.raises(data.DataError, match=match) as info:
+        data.load_file(path, cols, "1,5", min_ratings=0)
+    assert str(path) in str(info.value)
+
+
+def test_cr_only_line_endings_read_like_lf(frame, tmp_path):
+    frame.to_csv(tmp_path / "lf.csv", index=False)
+    (tmp_path / "cr.csv").write_bytes((tmp_path / "lf.csv").read_bytes().replace(b"\n", b"\r"))
+    a, b = (data.load_file(tmp_path / f, COLS, "1,5") for f in ("lf.csv", "cr.csv"))
+    assert a.fingerprint == b.fingerprint and a.n_ratings == b.n_ratings
+
+
+def test_any_other_failure_reading_a_file_names_the_file(tmp_path, monkeypatch):
+    """The boundary: an unexpected exception while reading is a DataError naming the file."""
+    path = tmp_path / "r.csv"
+    path.write_text("u,i,r\na,x,1\n")
+
+    def boom(*a, **k):
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(own, "_check_ratings", boom)
+    with pytest.raises(data.DataError, match=r"r.csv: unreadable as a ratings file "
+                                             r"\(RuntimeError: unexpected\)"):
+        data.load_file(path, "user=u,item=i,rating=r", "1,5", min_ratings=0)

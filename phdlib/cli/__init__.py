@@ -34,7 +34,8 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D401 - argparse's hook
         self.exit(2, f"phd: error: {self.prog.split(' ', 1)[-1] if ' ' in self.prog else ''}"
-                     f"{': ' if ' ' in self.prog else ''}{message} (see {self.prog} --help)\n")
+                     f"{': ' if ' ' in self.prog else ''}{_one_line(message)} "
+                     f"(see {self.prog} --help)\n")
 
 
 #: Exceptions that are a user's mistake (bad values, files, configurations, resources).
