@@ -38,14 +38,18 @@ cannot be tested (a file system without ``flock``), and for set-aside copies,
 only once they are older than :data:`STALE_SECONDS`. Only those two name
 patterns are touched, never other files.
 
-The store never writes or reads a run through a symbolic link that leads out
-of its root: the root is resolved once (the root itself may be a link), and a
-link at ``<dataset>``, ``<method>`` or ``<key>`` that resolves outside it is
-refused (:class:`LinkOutsideStore`, an ``OSError`` naming the link and its
-target) by :func:`save`; :func:`find` reports it and returns None,
-:func:`index` and :func:`count` leave such runs out. Links that stay inside
-the root are followed. :func:`load` and :func:`verify` read the folder they
-are given, as given.
+The store never writes a run through a symbolic link that leads out of its
+root, nor finds one through it: the root is resolved once (the root itself
+may be a link), and a link at ``<dataset>``, ``<method>`` or ``<key>`` that
+resolves outside it is refused by :func:`save` (:class:`LinkOutsideStore`, an
+``OSError`` naming the run, the link and its target, checked just before the
+folders are made: :func:`phdlib.training.store_run` warns and keeps the
+result, as for any store it cannot write, and where it reaches ``phd`` it is
+one error line); :func:`find` reports it and returns None, :func:`index` and
+:func:`count` leave such runs out, and so does :func:`stored` when it is
+given the root. Links that stay inside the root are followed. :func:`load`
+and :func:`verify` read the folder they are given, as given (the caller
+chose it).
 
 The store's root is ``results_dir()``: the ``PHD_RESULTS_DIR`` environment
 variable, else ``<project root>/results`` when running from a checkout, else

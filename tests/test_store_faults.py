@@ -285,7 +285,8 @@ def test_clean_removes_a_killed_saves_folder_never_a_live_one_nor_a_users(tmp_pa
     folder = tmp_path / "synthetic" / "toy"
     old = time.time() - 7200
     names = {"dead": f".{_run(5).key}.deadxxxx.tmp", "live": f".{_run(6).key}.livexxxx.tmp",
-             "aside": f".{_run(7).key}.corrupt-asidexxx", "young aside": f".{_run(8).key}.corrupt-youngxxx",
+             "aside": f".{_run(7).key}.corrupt-asidexxx",
+             "young aside": f".{_run(8).key}.corrupt-youngxxx",
              "users": ".git", "user tmp": ".notakey.abcdefgh.tmp"}
     for what, n in names.items():
         (folder / n).mkdir(parents=True)
