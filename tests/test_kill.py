@@ -4,8 +4,9 @@ data cache (:func:`phdlib.data.cache.save_npz`).
 
 Each test forks one writer that writes in a loop and reports every write that returned
 on a pipe, kills it after a seeded random delay (so the kill falls anywhere in the loop,
-often inside a write), and starts it again, :data:`KILLS` times; the children are forks
-of this process, so phdlib is imported once. Then: everything stored reads back and
+often inside a write), and starts it again, :data:`KILLS` times (more, up to three times
+as many, while no kill has left a temporary yet); the children are forks of this
+process, so phdlib is imported once. Then: everything stored reads back and
 verifies, every write that returned is there exactly once, and one more write (with the
 grace period set to 0, as the last kill is younger than it) leaves no temporaries, while
 a user's own dot-files stay. Counts are printed with ``-s``.
@@ -72,20 +73,24 @@ def _killed_loop(work, start: int, rng: random.Random) -> list[int]:
     return [int(x) for x in text.split()]
 
 
-def _kill_many(work) -> tuple[set[int], int]:
-    """:data:`KILLS` killed loops, each starting again at the write the last one cut short.
-    Returns the writes that returned and the last index started."""
-    rng, done, start = random.Random(SEED), set(), 0
-    for _ in range(KILLS):
+def _kill_many(work, folder, ours=lambda name: True) -> tuple[set[int], int, int]:
+    """:data:`KILLS` killed loops, each starting again at the write the last one cut short,
+    and more (up to three times as many) while no kill has yet left a temporary in
+    ``folder`` (a name starting with "." for which ``ours`` holds), so that the test always
+    tests something. Returns the writes that returned, the last index started and the
+    number of kills."""
+    rng, done, start, kills = random.Random(SEED), set(), 0, 0
+    while kills < KILLS or (kills < 3 * KILLS and not [n for n in _dot(folder) if ours(n)]):
         got = _killed_loop(work, start, rng)
+        kills += 1
         done.update(got)
         if got:
             start = max(got) + 1
-    return done, start
+    return done, start, kills
 
 
 def _dot(folder) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if n.startswith("."))
+    return sorted(n for n in os.listdir(folder) if n.startswith(".")) if folder.is_dir() else []
 
 
 # ------------------------------------------------------------------- the results store
@@ -101,8 +106,8 @@ def _run(i: int) -> results.Run:
 def test_saves_killed_at_random_moments(tmp_path, monkeypatch):
     root = tmp_path / "store"
     results.save(_run(10**6), root=tmp_path / "warm-up")  # lazy imports paid here, not per child
-    done, last = _kill_many(lambda i: results.save(_run(i), root=root))
     folder = root / "synthetic" / "toy"
+    done, last, kills = _kill_many(lambda i: results.save(_run(i), root=root), folder)
     (folder / ".user-notes").write_text("a user's own dot-file")  # never ours to remove
     left = [n for n in _dot(folder) if n != ".user-notes"]
     assert left, "no kill fell inside a save: the test did not test anything"
@@ -120,7 +125,7 @@ def test_saves_killed_at_random_moments(tmp_path, monkeypatch):
     results.save(_run(last + 1), root=root)  # the next writer of the folder
     assert _dot(folder) == [".user-notes"]
     assert len(results.index(root)) == len(by_key) + (_run(last + 1).key not in by_key)
-    print(f"\nkilled saves: {KILLS} kills, {len(done)} saves returned, {len(by_key)} runs "
+    print(f"\nkilled saves: {kills} kills, {len(done)} saves returned, {len(by_key)} runs "
           f"stored, {len(left)} leftovers removed by the next save")
 
 
@@ -141,7 +146,8 @@ def test_exports_killed_at_random_moments(tmp_path, monkeypatch):
         os.utime(out.parent / n, (0, 0))
     codes = {i: _codes(i) for i in range(3)}
     export.save_codes(codes[0], tmp_path / "warm-up.npz")
-    done, last = _kill_many(lambda i: export.save_codes(codes[i % 3], out))
+    done, last, kills = _kill_many(lambda i: export.save_codes(codes[i % 3], out), out.parent,
+                                   lambda n: n not in mine)
     left = [n for n in _dot(out.parent) if n not in mine]
     assert left, "no kill fell inside an export: the test did not test anything"
     assert done and out.is_file()
@@ -154,23 +160,35 @@ def test_exports_killed_at_random_moments(tmp_path, monkeypatch):
     assert _dot(out.parent) == sorted(mine)
     assert all((out.parent / n).read_text() == "keep me" for n in mine)
     assert export.load_codes(out).provenance == {"i": 0}
-    print(f"\nkilled exports: {KILLS} kills, {len(done)} exports returned, {len(left)} "
+    print(f"\nkilled exports: {kills} kills, {len(done)} exports returned, {len(left)} "
           f"leftovers removed by the next export")
 
 
 # ------------------------------------------------------------------ the data cache
 def test_cache_writes_killed_at_random_moments(tmp_path, monkeypatch):
+    """The cache's writer (``_atomic``, under ``save_npz``/``save_json``) writing checksummed
+    files made beforehand, and syncing them, so that the kills fall mostly inside a write
+    (``save_npz`` spends most of its time hashing, before it opens its temporary, and a
+    kill during the rename leaves nothing)."""
     from phdlib.data import cache as C
 
     monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path))
     folder = C.processed_dir() / "toy"
-    arrays = {i: np.arange(50_000) * (i + 1) for i in range(4)}
+    arrays = {i: np.arange(20_000) * (i + 1) for i in range(4)}
+    blobs = {}
+    for i in range(4):
+        C.save_npz(tmp_path / f"{i}.npz", x=arrays[i])  # a valid file: its bytes
+        blobs[i] = (tmp_path / f"{i}.npz").read_bytes()
 
     def write(i):
-        C.save_npz(folder / f"{i % 4:016x}.npz", x=arrays[i % 4])
+        def to(tmp):
+            with open(tmp, "wb") as f:
+                f.write(blobs[i % 4])
+                f.flush()
+                os.fsync(f.fileno())
+        C._atomic(folder / f"{i % 4:016x}.npz", to)
 
-    C.save_npz(tmp_path / "warm-up.npz", x=arrays[0])
-    done, last = _kill_many(write)
+    done, last, kills = _kill_many(write, folder)
     left = _dot(folder)
     assert left, "no kill fell inside a cache write: the test did not test anything"
     files = sorted(folder.glob("*.npz"))
@@ -184,5 +202,5 @@ def test_cache_writes_killed_at_random_moments(tmp_path, monkeypatch):
     monkeypatch.setattr(phd_io, "GRACE_SECONDS", 0.0, raising=False)
     C.save_json(folder / "other.json", {"a": 1})  # the next write into the folder
     assert _dot(folder) == []
-    print(f"\nkilled cache writes: {KILLS} kills, {len(done)} writes returned, {len(left)} "
+    print(f"\nkilled cache writes: {kills} kills, {len(done)} writes returned, {len(left)} "
           f"leftovers removed by the next write")
