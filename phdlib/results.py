@@ -28,7 +28,28 @@ fails (:class:`CorruptRun`, naming the file), :func:`find` reports it and
 returns None so the run is recomputed, and :func:`save` sets a corrupt copy
 aside (``.<key>.corrupt-<random>``) before publishing the new one. Folders
 whose names start with ``.`` (temporary folders of an interrupted save, set
-aside copies) are never runs; :func:`clean` removes old ones.
+aside copies) are never runs. A save holds an exclusive ``flock`` on its
+temporary folder until the run is published (:func:`phdlib.io.holding`); the
+kernel drops it when the process dies, even by SIGKILL. So the next save into
+the same ``<dataset>/<method>`` folder (:func:`clean`) removes the temporary
+folders of killed saves, once no one holds their lock and they are older than
+:data:`phdlib.io.GRACE_SECONDS`, and never a live save's; where the lock
+cannot be tested (a file system without ``flock``), and for set-aside copies,
+only once they are older than :data:`STALE_SECONDS`. Only those two name
+patterns are touched, never other files.
+
+The store never writes a run through a symbolic link that leads out of its
+root, nor finds one through it: the root is resolved once (the root itself
+may be a link), and a link at ``<dataset>``, ``<method>`` or ``<key>`` that
+resolves outside it is refused by :func:`save` (:class:`LinkOutsideStore`, an
+``OSError`` naming the run, the link and its target, checked just before the
+folders are made: :func:`phdlib.training.store_run` warns and keeps the
+result, as for any store it cannot write, and where it reaches ``phd`` it is
+one error line); :func:`find` reports it and returns None, :func:`index` and
+:func:`count` leave such runs out, and so does :func:`stored` when it is
+given the root. Links that stay inside the root are followed. :func:`load`
+and :func:`verify` read the folder they are given, as given (the caller
+chose it).
 
 The store's root is ``results_dir()``: the ``PHD_RESULTS_DIR`` environment
 variable, else ``<project root>/results`` when running from a checkout, else
@@ -39,7 +60,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
 import tempfile
 import time
 import warnings
@@ -50,13 +73,19 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from . import io as _io
 from .io import canonical, digest, file_sha256
 from .io import json_default as _json_default
 
 #: The files of a run besides ``meta.json``, each optional but ``per_user.parquet``.
 FILES = ("per_user.parquet", "arrays.npz", "log.parquet", "grid.parquet")
-#: Temporary and set-aside folders older than this (seconds) are removed by :func:`clean`.
+#: Set-aside folders, and temporary folders whose lock cannot be tested, older than
+#: this (seconds) are removed by :func:`clean`.
 STALE_SECONDS = 3600
+#: Names of a save's temporary folder and of a set-aside corrupt copy (``tempfile``'s
+#: random part); :func:`clean` touches no other name.
+TEMPORARY = re.compile(rf"\.[0-9a-f]{{16}}\.{_io.RANDOM}\.tmp")
+SET_ASIDE = re.compile(rf"\.[0-9a-f]{{16}}\.corrupt-{_io.RANDOM}")
 
 
 class CorruptRun(ValueError):
@@ -65,6 +94,24 @@ class CorruptRun(ValueError):
     def __init__(self, path: Path, problem: str):
         super().__init__(f"stored run {path} cannot be used: {problem}")
         self.path, self.problem = Path(path), problem
+
+
+class LinkOutsideStore(OSError):
+    """A folder of the store that is a symbolic link leading out of the store's root.
+
+    Attributes ``path`` (the run), ``link``, ``target`` (where it points) and
+    ``root`` (the store's resolved root)."""
+
+    path = link = target = root = None
+
+
+def _outside_error(path, link, target, root, doing: str = "write") -> LinkOutsideStore:
+    exc = LinkOutsideStore(
+        f"cannot {doing} the run {path}: {link} is a symbolic link to {target}, outside the "
+        f"results store {root}; expected a folder inside the store (replace the link by a "
+        f"folder, or make the store's root itself the link)")
+    exc.path, exc.link, exc.target, exc.root = Path(path), Path(link), Path(target), Path(root)
+    return exc
 
 
 def check_name(value, what: str) -> str:
@@ -188,21 +235,31 @@ def verify(path: Path | str) -> str | None:
     return None
 
 
-def clean(folder: Path, older_than: float = STALE_SECONDS) -> list[Path]:
-    """Remove the leftovers (names starting with ``.``) in ``folder`` older than ``older_than`` s.
+def clean(folder: Path, older_than: float = STALE_SECONDS,
+          grace: float | None = None) -> list[Path]:
+    """Remove the leftovers of killed saves and the old set-aside copies in ``folder``.
 
-    Leftovers are temporary folders of saves that never finished (a killed
-    process) and corrupt copies set aside. Younger ones may belong to a save
-    in progress and are kept. Returns the removed paths.
+    - ``.<key>.<random>.tmp``: a save's temporary folder, removed when no one
+      holds its lock (its writer is gone) and it is older than ``grace``
+      seconds (default :data:`phdlib.io.GRACE_SECONDS`); a live save's is never
+      removed. Where the lock cannot be tested: when older than ``older_than``.
+    - ``.<key>.corrupt-<random>``: a corrupt copy set aside by :func:`save`,
+      removed when older than ``older_than`` seconds.
+
+    Nothing else (another name, a link, a file) is touched. Returns the removed paths.
     """
-    removed, now = [], time.time()
+    removed = _io.clean_temporaries(folder, TEMPORARY, directory=True, grace=grace,
+                                    stale=older_than)
+    now = time.time()
     try:
-        entries = list(Path(folder).iterdir())
+        names = [n for n in os.listdir(folder) if SET_ASIDE.fullmatch(n)]
     except OSError:
         return removed
-    for p in entries:
+    for n in names:
+        p = Path(folder) / n
         try:
-            if p.name.startswith(".") and p.is_dir() and now - p.stat().st_mtime > older_than:
+            st = os.lstat(p)
+            if stat.S_ISDIR(st.st_mode) and now - st.st_mtime > older_than:
                 shutil.rmtree(p, ignore_errors=True)
                 removed.append(p)
         except OSError:
@@ -251,17 +308,24 @@ def _publish(tmp: Path, dst: Path) -> None:
 def save(run: Run, root: Path | None = None) -> Path:
     """Write ``run`` atomically and return its folder (see the module docstring).
 
-    Raises ``OSError`` when the store cannot be written (read-only, full);
-    ``ValueError`` when the dataset or method is not a plain name.
+    Raises ``OSError`` when the store cannot be written (read-only, full), and
+    :class:`LinkOutsideStore` (an ``OSError``) when a folder on the way is a
+    symbolic link out of the store's root; ``ValueError`` when the dataset or
+    method is not a plain name.
     """
+    root = Path(root) if root is not None else results_dir()
     dst = run_path(run.method, run.dataset, run.key, root)
+    out = _io.link_out(dst, root)
+    if out is not None:
+        raise _outside_error(dst, *out, os.path.realpath(root))
     dst.parent.mkdir(parents=True, exist_ok=True)
     clean(dst.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{run.key}.", suffix=".tmp", dir=dst.parent))
     try:
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the published run private
-        _write_files(run, tmp)
-        _publish(tmp, dst)
+        with _io.holding(tmp):  # locked until published: a cleaner leaves it alone
+            os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the published run private
+            _write_files(run, tmp)
+            _publish(tmp, dst)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -293,9 +357,18 @@ def load(path: Path | str, arrays: bool = True) -> Run:
     )
 
 
-def stored(path: Path | str) -> bool:
-    """Whether ``path`` holds a complete, verified run (a failing one is reported)."""
+def stored(path: Path | str, root: Path | None = None) -> bool:
+    """Whether ``path`` holds a complete, verified run (a failing one is reported).
+
+    root: the store ``path`` is in; then a run reached through a symbolic link
+    out of it is not stored (reported)."""
     path = Path(path)
+    if root is not None:
+        out = _io.link_out(path, Path(root))
+        if out is not None:
+            exc = _outside_error(path, *out, os.path.realpath(root), "read")
+            warnings.warn(f"phdlib.results: {exc}", RuntimeWarning, stacklevel=2)
+            return False
     if not path.is_dir():
         return False
     problem = verify(path)
@@ -309,8 +382,14 @@ def stored(path: Path | str) -> bool:
 def find(method: str, dataset: str, bits: int, seed: int, config: dict, fingerprint: str,
          root: Path | None = None, arrays: bool = True) -> Run | None:
     """The stored run with exactly these inputs, or None (also when it fails :func:`verify`,
-    which is then reported)."""
+    or is reached through a symbolic link out of the store, which is then reported)."""
+    root = Path(root) if root is not None else results_dir()
     p = run_path(method, dataset, run_key(method, dataset, bits, seed, config, fingerprint), root)
+    out = _io.link_out(p, root)
+    if out is not None:
+        exc = _outside_error(p, *out, os.path.realpath(root), "read")
+        warnings.warn(f"phdlib.results: {exc}; it will be recomputed", RuntimeWarning, stacklevel=2)
+        return None
     if not p.is_dir():
         return None
     try:
@@ -324,11 +403,16 @@ def count(root: Path | None = None) -> int:
     """How many run folders the store holds (a ``meta.json`` each, not verified: a
     cheap count for progress reports; :func:`index` lists the verified runs). A
     store that does not exist holds 0; one that cannot be listed (three tries,
-    as a folder removed while it is listed fails one) raises ``OSError``."""
-    root = root or results_dir()
+    as a folder removed while it is listed fails one) raises ``OSError``. Runs
+    reached through a symbolic link out of the store are not counted."""
+    root = Path(root) if root is not None else results_dir()
     for attempt in range(3):
         try:  # (not temporary folders: their names start with a dot)
-            return sum(1 for _ in root.glob("*/*/[!.]*/meta.json")) if root.is_dir() else 0
+            if not root.is_dir():
+                return 0
+            base, memo = Path(os.path.realpath(root)), {}
+            return sum(1 for m in root.glob("*/*/[!.]*/meta.json")
+                       if _io.link_out(m.parent, root, base, memo) is None)
         except OSError:
             if attempt == 2:
                 raise
@@ -338,13 +422,20 @@ def count(root: Path | None = None) -> int:
 def index(root: Path | None = None) -> pd.DataFrame:
     """One row per verified stored run: method, dataset, bits, seed, key, metrics, wall time, path.
 
-    Folders starting with ``.`` are skipped; a run that fails :func:`verify` is
-    reported (a warning naming the file) and not listed.
+    Folders starting with ``.`` are skipped; a run that fails :func:`verify`, or
+    is reached through a symbolic link out of the store, is reported (a warning
+    naming the file or the link) and not listed.
     """
-    root = root or results_dir()
+    root = Path(root) if root is not None else results_dir()
+    base, memo = Path(os.path.realpath(root)), {}
     rows = []
     for meta_file in sorted(root.glob("*/*/*/meta.json")):
         if any(part.startswith(".") for part in meta_file.relative_to(root).parts[:3]):
+            continue
+        out = _io.link_out(meta_file.parent, root, base, memo)
+        if out is not None:
+            exc = _outside_error(meta_file.parent, *out, base, "read")
+            warnings.warn(f"phdlib.results: {exc}; it is not listed", RuntimeWarning, stacklevel=2)
             continue
         if not stored(meta_file.parent):
             continue

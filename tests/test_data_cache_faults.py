@@ -92,3 +92,49 @@ def test_npz_and_json_round_trips_and_the_reserved_name(tmp_path):
     C.save_json(tmp_path / "m.json", {"a": 1})
     assert C.load_json(tmp_path / "m.json") == {"a": 1}
     assert C.load_npz(tmp_path / "absent.npz") is None and C.load_json(tmp_path / "no.json") is None
+
+
+# ------------------------------------------------ leftovers and links (issue 27)
+def test_a_cache_write_removes_killed_writers_temporaries_never_live_ones(tmp_path, monkeypatch):
+    import fcntl
+    import time
+
+    monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path))
+    folder = C.processed_dir() / "toy"
+    folder.mkdir(parents=True)
+    old = time.time() - 7200
+    names = {"dead": ".0123456789abcdef.npz.deadxxxx.tmp", "live": ".raw-00ff.json.livexxxx.tmp",
+             "young": ".fedcba9876543210.npz.youngxxx.tmp", "users": ".notes",
+             "user tmp": ".notes.txt.abcdefgh.tmp"}
+    for what, n in names.items():
+        (folder / n).write_bytes(b"half")
+        if what != "young":
+            os.utime(folder / n, (old, old))
+    fd = os.open(folder / names["live"], os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a writer still at work
+    try:
+        C.save_npz(folder / "a.npz", x=np.arange(3))  # another file of the same folder
+    finally:
+        os.close(fd)
+    left = {p.name for p in folder.iterdir()}
+    assert names["dead"] not in left
+    assert {names[k] for k in ("live", "young", "users", "user tmp")} | {"a.npz"} == left
+    assert C.load_npz(folder / "a.npz")["x"].tolist() == [0, 1, 2]
+
+
+def test_the_cache_does_not_write_through_a_link_out_of_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHD_CACHE_DIR", str(tmp_path / "cache"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    C.processed_dir().mkdir(parents=True)
+    (C.processed_dir() / "toy").symlink_to(outside)
+    with pytest.warns(RuntimeWarning, match="symbolic link") as got:
+        C.save_npz(C.processed_dir() / "toy" / "a.npz", x=np.arange(3))
+    msg = str(got[0].message)
+    assert str(outside) in msg and str(C.processed_dir() / "toy") in msg
+    assert list(outside.iterdir()) == []
+    alias = tmp_path / "alias"  # the cache folder itself a link: fine
+    alias.symlink_to(tmp_path / "cache")
+    monkeypatch.setenv("PHD_CACHE_DIR", str(alias))
+    C.save_json(C.processed_dir() / "m.json", {"a": 1})
+    assert C.load_json(tmp_path / "cache" / "processed" / "m.json") == {"a": 1}

@@ -117,7 +117,7 @@ def test_a_writer_killed_at_random_points_loses_nothing(tmp_path):
             assert got is None or got.metrics["ndcg@10"] == 0.7
             assert results.verify(results.save(_run(0, 0.7), root=tmp_path)) is None
     print(f"\nkills: {trials} SIGKILLs during saves; (state before, after): {outcomes}")
-    results.clean(tmp_path / "synthetic" / "toy", older_than=-1)
+    results.clean(tmp_path / "synthetic" / "toy", older_than=-1, grace=0)  # the killed ones
     assert all(not n.startswith(".") for n in _dirs(tmp_path))
     assert sorted(results.index(tmp_path)["seed"]) == [0, 1]
 
@@ -276,3 +276,120 @@ def test_cli_and_library_bit_limits_agree():
     from phdlib.cli import _common
 
     assert _common.MAX_BITS == training.MAX_BITS
+
+
+# ------------------------------------------------ leftovers and links (issue 27)
+def test_clean_removes_a_killed_saves_folder_never_a_live_one_nor_a_users(tmp_path):
+    import fcntl
+
+    folder = tmp_path / "synthetic" / "toy"
+    old = time.time() - 7200
+    names = {"dead": f".{_run(5).key}.deadxxxx.tmp", "live": f".{_run(6).key}.livexxxx.tmp",
+             "aside": f".{_run(7).key}.corrupt-asidexxx",
+             "young aside": f".{_run(8).key}.corrupt-youngxxx",
+             "users": ".git", "user tmp": ".notakey.abcdefgh.tmp"}
+    for what, n in names.items():
+        (folder / n).mkdir(parents=True)
+        (folder / n / "meta.json").write_text("{}")
+        if what != "young aside":
+            os.utime(folder / n, (old, old))
+    fd = os.open(folder / names["live"], os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a save in progress holds its folder's lock
+    try:
+        results.save(_run(), root=tmp_path)  # the next writer of the folder cleans
+        left = _dirs(tmp_path)
+        assert names["dead"] not in left and names["aside"] not in left
+        assert {names[k] for k in ("live", "young aside", "users", "user tmp")} <= set(left)
+        results.clean(folder, older_than=1e9, grace=0)
+        assert names["live"] in _dirs(tmp_path)  # whatever the age: its writer is alive
+    finally:
+        os.close(fd)
+    results.clean(folder, grace=0)
+    assert names["live"] not in _dirs(tmp_path)  # its writer gone, the lock is free
+    assert {names["young aside"], names["users"], names["user tmp"]} <= set(_dirs(tmp_path))
+
+
+def test_a_save_holds_its_folders_lock_until_published(tmp_path, monkeypatch):
+    import fcntl
+
+    seen = []
+    real = results._publish
+
+    def publish(tmp, dst):
+        fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append(tmp.name)
+        finally:
+            os.close(fd)
+        os.utime(tmp, (0, 0))
+        assert results.clean(dst.parent, older_than=-1, grace=0) == []  # not a live one's
+        real(tmp, dst)
+
+    monkeypatch.setattr(results, "_publish", publish)
+    path = results.save(_run(), root=tmp_path)
+    assert seen and results.verify(path) is None and _dirs(tmp_path) == [path.name]
+
+
+@pytest.mark.parametrize("level", ["dataset", "method", "run"])
+def test_a_link_out_of_the_store_is_refused_and_nothing_is_written_outside(tmp_path, level):
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    outside.mkdir()
+    run = _run()
+    dst = results.run_path("toy", "synthetic", run.key, root)
+    link = {"dataset": dst.parent.parent, "method": dst.parent, "run": dst}[level]
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(results.LinkOutsideStore) as err:
+        results.save(run, root=root)
+    assert isinstance(err.value, OSError)
+    msg = str(err.value)
+    assert str(link) in msg and str(outside) in msg and "outside the results store" in msg
+    assert "expected a folder inside the store" in msg
+    assert list(outside.iterdir()) == []  # nothing written through the link
+
+
+def test_a_run_behind_a_link_out_of_the_store_is_not_read(tmp_path):
+    root, other = tmp_path / "store", tmp_path / "other"
+    results.save(_run(), root=other)  # a complete run in another store
+    root.mkdir()
+    (root / "synthetic").symlink_to(other / "synthetic")
+    with pytest.warns(RuntimeWarning, match="symbolic link"):
+        assert results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=root) is None
+    with pytest.warns(RuntimeWarning, match="symbolic link"):
+        assert results.index(root).empty
+    assert results.count(root) == 0 and results.count(other) == 1
+    path = results.run_path("toy", "synthetic", _run().key, root)
+    with pytest.warns(RuntimeWarning, match="symbolic link"):
+        assert not results.stored(path, root=root)
+    assert results.stored(path)  # without its root: the folder as given
+
+
+def test_links_inside_the_store_and_a_linked_root_are_fine(tmp_path):
+    real = tmp_path / "real"
+    (real / "synthetic-data").mkdir(parents=True)
+    (real / "synthetic").symlink_to(real / "synthetic-data")  # stays inside the root
+    alias = tmp_path / "alias"
+    alias.symlink_to(real)  # the root itself a link
+    path = results.save(_run(), root=alias)
+    assert path == alias / "synthetic" / "toy" / _run().key
+    assert (real / "synthetic-data" / "toy" / _run().key / "meta.json").is_file()
+    assert results.find("toy", "synthetic", 8, 0, {"lr": 0.1}, "abc", root=alias) is not None
+    assert set(results.index(alias)["key"]) == {_run().key}  # (seen under both names)
+
+
+def test_training_into_a_linked_out_store_returns_the_result_with_a_warning(tmp_path):
+    from phdlib import data, training
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "synthetic").symlink_to(tmp_path / "outside")
+    split = data.load_split("synthetic", 0)
+    with pytest.warns(RuntimeWarning) as got:
+        r = training.run("item-mean", split, 32, root=tmp_path / "store", progress=False)
+    said = [str(w.message) for w in got]
+    assert any("cannot read the run" in m and "symbolic link" in m for m in said), said
+    assert any("could not be stored" in m and "symbolic link" in m for m in said), said
+    assert 0 < r.metrics["ndcg@10"] <= 1
+    assert list((tmp_path / "outside").iterdir()) == []

@@ -13,7 +13,13 @@ user cache):
   fingerprint hashes the dataset key, the split rule and the seed.
 
 Any change of data, preprocessing or seed changes the key, so a stale entry is
-never read; files are written to a temporary name and renamed.
+never read; files are written to a temporary name (``.<name>.<random>.tmp``)
+and renamed. The writer holds a lock on its temporary until the rename
+(:func:`phdlib.io.holding`), and every write first removes the temporaries
+of cache files in its folder left by killed writers (lock free and older
+than :data:`phdlib.io.GRACE_SECONDS`; see :mod:`phdlib.io`). A cache file
+whose folder is a symbolic link out of ``processed`` is not written (a
+warning says so).
 
 Every file carries a sha256 of its own content (``__sha256__`` inside an
 ``.npz``: over each array's name, dtype, shape and bytes; ``sha256`` in a
@@ -26,15 +32,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from .. import io as _io
 from .sources import cache_dir
 
 CACHE_VERSION = 2  # 2: files carry their checksum
+#: The temporaries of cache files (``.<name>.npz|json.<random>.tmp``): the only names
+#: a write removes (when their writer is gone).
+TEMPORARY = re.compile(rf"\.[^/]+\.(?:npz|json)\.{_io.RANDOM}\.tmp")
 
 
 def canonical(obj) -> str:
@@ -56,23 +67,39 @@ def processed_dir() -> Path:
 
 
 def _atomic(path: Path, write) -> None:
-    """Write via ``write(tmp)`` then rename; an unwritable cache only warns."""
+    """Write via ``write(tmp)`` then rename; an unwritable cache only warns, and so
+    does a folder that is a symbolic link out of :func:`processed_dir` (not written)."""
+    path = Path(path)
+    root = processed_dir()
+    try:
+        path.relative_to(root)
+    except ValueError:
+        out = None  # a file elsewhere (not the cache's own): written where it is asked
+    else:
+        out = _io.link_out(path.parent, root)
+    if out is not None:
+        warnings.warn(f"phdlib.data: cache not written ({path}: {out[0]} is a symbolic link to "
+                      f"{out[1]}, outside the cache {os.path.realpath(root)}; expected a folder "
+                      f"inside it: replace the link by a folder, or set PHD_CACHE_DIR)",
+                      RuntimeWarning, stacklevel=3)
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _io.clean_temporaries(path.parent, TEMPORARY)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        import warnings
-
         warnings.warn(f"phdlib.data: cache not written ({path.parent}: {exc}); "
                       f"set PHD_CACHE_DIR to a writable folder", RuntimeWarning, stacklevel=3)
         return
-    os.close(fd)
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        with _io.holding(tmp, fd):  # locked until renamed: a cleaner leaves it alone
+            write(tmp)
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
 
 
 def _arrays_sha256(arrays: dict) -> str:
