@@ -341,6 +341,16 @@ def load(path: Path | str, arrays: bool = True) -> Run:
     problem = verify(path)
     if problem is not None:
         raise CorruptRun(path, problem)
+    try:
+        return _read(path, arrays)
+    except CorruptRun:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a verified run that still cannot be read
+        raise CorruptRun(path, f"unreadable ({type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:300]})") from exc
+
+
+def _read(path: Path, arrays: bool) -> Run:
     meta = json.loads((path / "meta.json").read_text())
     arr = {}
     if arrays and (path / "arrays.npz").is_file():

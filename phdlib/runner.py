@@ -61,7 +61,7 @@ def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
         key = results.run_key(c.method, c.dataset, c.bits, c.seed, cfg, split.fingerprint)
         path = results.run_path(c.method, c.dataset, key, root)
         row.update(key=key, path=str(path))
-        if results.stored(path):
+        if results.stored(path, root):
             row["status"] = "stored"
         rows.append(row)
     return pd.DataFrame(rows, columns=_STATUS_COLUMNS)

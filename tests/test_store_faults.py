@@ -393,3 +393,38 @@ def test_training_into_a_linked_out_store_returns_the_result_with_a_warning(tmp_
     assert any("could not be stored" in m and "symbolic link" in m for m in said), said
     assert 0 < r.metrics["ndcg@10"] <= 1
     assert list((tmp_path / "outside").iterdir()) == []
+
+
+def _reseal(path):
+    """Record the run's files as they are now (a forgery only the content checks catch)."""
+    from phdlib.io import file_sha256
+
+    meta = json.loads((path / "meta.json").read_text())
+    meta["files"] = {n: file_sha256(path / n) for n in results.FILES if (path / n).is_file()}
+    meta.pop("integrity")
+    meta["integrity"] = results._meta_digest(meta)
+    (path / "meta.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("forge", ["object array", "no seed", "garbage parquet"])
+def test_a_resealed_run_that_cannot_be_read_names_its_folder(tmp_path, capsys, forge):
+    """A run whose checksums were recomputed over unreadable content: one error naming
+    the run (an object array used to give a message without any path)."""
+    from phdlib.cli import main
+
+    path = results.save(_run(), root=tmp_path)
+    if forge == "object array":
+        np.savez(path / "arrays.npz", user_codes=np.array([1, "a", None], dtype=object))
+    elif forge == "no seed":
+        meta = json.loads((path / "meta.json").read_text())
+        del meta["seed"]
+        (path / "meta.json").write_text(json.dumps(meta))
+    else:
+        (path / "per_user.parquet").write_bytes(b"PAR1 not really")
+    _reseal(path)
+    assert results.verify(path) is None
+    with pytest.raises(results.CorruptRun, match=f"stored run {path} cannot be used: unreadable"):
+        results.load(path)
+    code = main(["export", "--run", str(path), "--out", str(tmp_path / "c.npz")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"stored run {path}" in err
