@@ -159,7 +159,7 @@ def test_exports_killed_at_random_moments(tmp_path, monkeypatch):
     export.save_codes(codes[0], out)  # the next export to the same file
     assert _dot(out.parent) == sorted(mine)
     assert all((out.parent / n).read_text() == "keep me" for n in mine)
-    assert export.load_codes(out).provenance == {"i": 0}
+    assert export.load_codes(out).provenance["i"] == 0
     print(f"\nkilled exports: {kills} kills, {len(done)} exports returned, {len(left)} "
           f"leftovers removed by the next export")
 
