@@ -278,7 +278,7 @@ def test_cache_is_used_and_rebuilt_when_the_key_changes(tmp_path, monkeypatch):
     assert len(files) == 2  # the dataset and the split
     # a cached load neither parses nor splits
     calls = []
-    monkeypatch.setattr(data, "read_ratings", lambda *a, **k: calls.append("parse"))
+    monkeypatch.setattr(data.loading, "read_ratings", lambda *a, **k: calls.append("parse"))
     monkeypatch.setattr(split_mod, "assign", lambda *a, **k: calls.append("split"))
     again = data.load_split("ml-1m", seed=0, **kw)
     assert calls == [] and again.fingerprint == first.fingerprint

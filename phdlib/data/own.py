@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import DataError, DataFormatError, DataNotFoundError
+from .lines import raise_if_not_utf8
 from .formats import (RawRatings, _check_ratings, _check_rows, _encode, _fits_int64,
                       content_fingerprint)
 
@@ -112,8 +113,6 @@ def _table(path: Path, columns: dict, sep: str | None):
                 include_columns=wanted, column_types={c: pa.string() for c in wanted},
                 strings_can_be_null=False))
     except pa.ArrowInvalid as exc:
-        from .lines import raise_if_not_utf8
-
         raise_if_not_utf8(path)
         for lineno, _, fields in _records(path, delim):
             if len(fields) != len(names):

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..paper import DATA_STATS, RELEASED_SPLITS
+from .formats import read_ratings
+from .loading import available, load_dataset
+from .preprocess import filter_min_ratings, first_occurrences
+from .sources import PAPER_DATASETS, locate, source
 from .tables import Dataset, Split
 
 
@@ -59,9 +64,6 @@ def paper_comparison(names=None, data_dir=None, **preprocessing):
     """
     import pandas as pd
 
-    from ..paper import DATA_STATS
-    from . import PAPER_DATASETS, available, load_dataset
-
     rows = []
     for name in names or PAPER_DATASETS:
         paper = DATA_STATS.get(name, {})
@@ -92,9 +94,6 @@ def preprocessing_trace(name: str, data_dir=None, min_ratings: int = 10):
     """
     import pandas as pd
 
-    from .preprocess import filter_min_ratings, first_occurrences
-    from .formats import read_ratings
-    from .sources import locate, source
 
     src = source(name)
     path = locate(name, data_dir)
@@ -123,7 +122,6 @@ def split_table(split: Split):
     """Split sizes beside the released code's counts and the nominal 42.5/7.5/50 %."""
     import pandas as pd
 
-    from ..paper import RELEASED_SPLITS
 
     rel = RELEASED_SPLITS.get(split.dataset.name, {})
     n = split.dataset.n_ratings
