@@ -30,8 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import __version__, data, results
 from .codes import MAX_BITS, n_words
+from .io import atomic_write, json_default
+from .search import BinaryIndex
 
 FORMAT = "phd-codes"
 #: 2 adds ``bits`` to the provenance (checked against the field); 1 still loads.
@@ -123,21 +125,11 @@ def _ids_of(run, data_dir=None) -> tuple[np.ndarray, np.ndarray]:
     loaded with the preprocessing the run recorded and checked by the split fingerprint."""
     if "user_ids" in run.arrays:
         return np.asarray(run.arrays["user_ids"]), np.asarray(run.arrays["item_ids"])
-    from . import data
-
-    info = run.extra.get("data", {})
     if not data.available(run.dataset, data_dir):
         raise FileNotFoundError(f"the run's dataset {run.dataset!r} is not on this machine; its "
                                 f"ids come from it (phd data fetch --dataset {run.dataset}, or "
                                 f"--data-dir)")
-    prep = info.get("preprocessing") or {}
-    opts = {k: prep[k] for k in ("min_ratings", "filtering", "double_half_stars")
-            if k in prep and not data.is_synthetic(run.dataset)}
-    if run.dataset == "synthetic" and prep.get("generator"):
-        opts.update({k: v for k, v in prep["generator"].items()})
-        opts.update({k: prep[k] for k in ("min_ratings", "filtering") if k in prep})
-    seed = info.get("split_seed")
-    split = data.load_split(run.dataset, seed=int(seed or 0), data_dir=data_dir, **opts)
+    split = data.reload_split(run.dataset, run.extra.get("data", {}), data_dir)
     if split.fingerprint != run.fingerprint:
         raise ValueError(f"the dataset {run.dataset!r} here (split fingerprint "
                          f"{split.fingerprint}) is not the one the run was trained on "
@@ -177,8 +169,6 @@ def codes_of_run(run, data_dir=None) -> Codes:
 def save_codes(codes: Codes, path) -> Path:
     """Write ``codes`` to ``path`` (``.npz``) atomically; returns the path. The provenance
     written records this format (name, version) and the width ``bits``."""
-    from .io import atomic_write, json_default
-
     prov = {**codes.provenance, "format": FORMAT, "format_version": FORMAT_VERSION,
             "bits": int(codes.bits), "phdlib": codes.provenance.get("phdlib", __version__)}
     fields = {"user_ids": codes.user_ids, "item_ids": codes.item_ids,
@@ -195,8 +185,6 @@ def save_codes(codes: Codes, path) -> Path:
 
 def export_run(run_path, out, data_dir=None) -> Path:
     """``phd export``: the codes of the stored run at ``run_path`` written to ``out``."""
-    from . import results
-
     return save_codes(codes_of_run(results.load(run_path), data_dir), out)
 
 
@@ -419,8 +407,6 @@ def recommend(codes: Codes, users, k: int = 10, exclude=None) -> list[dict]:
     Returns one ``{"user", "items", "distances"}`` per user (original item ids;
     ties in id order, as ``BinaryIndex``).
     """
-    from .search import BinaryIndex
-
     users = list(users)
     rows = codes.user_rows(users)
     if isinstance(exclude, dict):

@@ -321,3 +321,27 @@ def test_unwritable_cache_warns_and_still_loads(tmp_path, monkeypatch):
     with pytest.warns(RuntimeWarning, match="cache not written"):
         s = data.load_split("ml-1m", seed=0, data_dir=tmp_path, verify=False)
     assert len(s.train) + len(s.valid) + len(s.test) == s.dataset.n_ratings
+
+
+@pytest.mark.parametrize("name,options", [
+    ("ml-100k", {"min_ratings": 5}),
+    ("synthetic", {"n_users": 300, "n_items": 200, "density": 0.05, "data_seed": 3}),
+    ("synthetic", {"min_ratings": 2, "n_users": 200, "n_items": 100}),
+])
+def test_a_split_is_found_again_from_what_a_run_records(name, options):
+    """The dataset registry, not its callers, turns recorded preprocessing back into
+    loading options (export used to special-case synthetic data)."""
+    from phdlib import training
+
+    split = data.load_split(name, seed=4, data_dir=os.environ.get("PHD_DATA_DIR"), **options)
+    info = training._data_info(split)
+    again = data.reload_split(name, info, data_dir=os.environ.get("PHD_DATA_DIR"))
+    assert again.fingerprint == split.fingerprint and again.seed == 4
+
+
+def test_a_users_own_file_cannot_be_found_again_by_name(tmp_path):
+    (tmp_path / "r.csv").write_text("u,i,r\n" + "".join(f"{u},{i},3\n" for u in range(5)
+                                                        for i in range(5)))
+    ds = data.load_file(tmp_path / "r.csv", "user=u,item=i,rating=r", "1,5", min_ratings=1)
+    with pytest.raises(ValueError, match="was read from a file"):
+        data.reload_split(ds.name, {"preprocessing": ds.preprocessing, "split_seed": 0})

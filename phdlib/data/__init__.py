@@ -30,7 +30,7 @@ from __future__ import annotations
 from .errors import DataError, DataFormatError, DataNotFoundError, FingerprintMismatch
 from .formats import FORMATS, RawRatings, content_fingerprint, read_ratings
 from .loading import (available, fetch, load_dataset, load_file, load_split, prepare,
-                      split_dataset, split_fingerprint)
+                      reload_split, split_dataset, split_fingerprint)
 from .sample import needs_sample, sample_users
 from .sources import (PAPER_DATASETS, SCALE_SHAPES, SOURCES, SYNTHETIC, cache_dir,
                       is_synthetic, locate, names, scale_options, source)
@@ -44,7 +44,7 @@ __all__ = [
     "DataError", "DataFormatError", "DataNotFoundError", "FingerprintMismatch",
     "FORMATS", "RawRatings", "read_ratings", "content_fingerprint", "SOURCES",
     "PAPER_DATASETS", "cache_dir", "fetch", "locate", "split_sizes", "names",
-    "prepare", "available", "load_file", "sample_users", "needs_sample",
+    "prepare", "available", "load_file", "sample_users", "needs_sample", "reload_split",
     "stats", "histogram", "per_user", "per_item",
     "paper_comparison", "preprocessing_trace", "split_table",
 ]

@@ -295,3 +295,28 @@ def load_split(name: str, seed: int = 0, data_dir=None, cache: bool = True, **pr
     return _make_split(ds, part, seed)
 
 
+
+
+def reload_options(name: str, preprocessing: dict) -> dict:
+    """The :func:`load_dataset` options that rebuild dataset ``name`` as a run recorded it
+    (its ``preprocessing``): the filtering of a real dataset, the generator of
+    ``synthetic``, nothing beyond the filtering for a fixed synthetic shape.
+    ``ValueError`` for a user's own file, which cannot be found again by name."""
+    prep = dict(preprocessing or {})
+    if prep.get("origin") == "file":
+        raise ValueError(f"dataset {name!r} was read from a file ({prep.get('columns')}); it "
+                         f"cannot be loaded again by name")
+    keys = ("min_ratings", "filtering") if is_synthetic(name) else \
+        ("min_ratings", "filtering", "double_half_stars")
+    opts = {k: prep[k] for k in keys if k in prep}
+    if name == SYNTHETIC and prep.get("generator"):
+        opts.update(prep["generator"])
+    return opts
+
+
+def reload_split(name: str, provenance: dict, data_dir=None) -> Split:
+    """The split a run was trained on, found again from what it recorded
+    (``run.extra["data"]``: ``split_seed`` and ``preprocessing``)."""
+    opts = reload_options(name, (provenance or {}).get("preprocessing"))
+    return load_split(name, seed=int((provenance or {}).get("split_seed") or 0),
+                      data_dir=data_dir, **opts)
