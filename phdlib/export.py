@@ -74,7 +74,9 @@ def _as_int(x) -> int | None:
         return int(x)
     t = str(x).strip()
     digits = t[1:] if t.startswith("-") else t
-    return int(t) if digits.isascii() and digits.isdecimal() else None
+    if not (digits.isascii() and digits.isdecimal()) or len(digits.lstrip("0")) > 40:
+        return None  # no integer dtype holds 40 digits; Python refuses past 4,300
+    return int(t)
 
 
 def _rows(known: np.ndarray, ids, what: str, strict: bool = True) -> np.ndarray:

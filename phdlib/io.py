@@ -269,6 +269,21 @@ def link_out(path: Path, root: Path, base: Path | None = None, memo: dict | None
     return None
 
 
+def not_a_file_target(path: Path | str) -> str | None:
+    """Why writing ``path`` by renaming a new file onto it would be wrong, or None: an
+    empty path, a folder, or something that is not a regular file (a FIFO, a device
+    such as /dev/null, a socket), which the rename would silently replace."""
+    if str(path) in ("", "."):
+        return "an empty path; expected a file name"
+    p = Path(path)
+    if p.is_dir():
+        return f"{p}: is a folder; expected a file path"
+    if p.exists() and not stat.S_ISREG(os.stat(p).st_mode):  # a dangling link is replaced
+        return (f"{p}: is not a regular file (a device, FIFO or socket), and writing would "
+                    f"replace it; expected a file path")
+    return None
+
+
 @contextmanager
 def atomic_write(path: Path | str, mode: str = "wb") -> Iterator[Any]:
     """Open a temporary file beside ``path``; on success rename it to ``path``.
@@ -281,9 +296,16 @@ def atomic_write(path: Path | str, mode: str = "wb") -> Iterator[Any]:
     by killed writers (:func:`clean_temporaries`).
     """
     path = Path(path)
+    problem = not_a_file_target(path)
+    if problem:
+        raise IsADirectoryError(problem) if path.is_dir() else OSError(problem)
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_temporaries(path.parent, temporary_pattern(path.name))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: no file can be made in {path.parent} "
+                      f"({exc.strerror or exc})") from exc
     try:
         with os.fdopen(fd, mode) as fh, holding(tmp, fd):
             os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the published file private

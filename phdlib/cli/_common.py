@@ -75,6 +75,39 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
+def name_value(option: str, item: str, word: str = "NAME") -> tuple[str, object]:
+    """``NAME=VALUE`` of a repeatable option (``--set``, ``--param``) as (name, value): the
+    value read as YAML (numbers, booleans, lists), ``1e-3`` a number as in Python (YAML 1.1
+    reads it as text); ``ValueError`` naming the option and the item (shown cut if long)."""
+    import re
+
+    import yaml
+
+    shown = repr(item) if len(item) <= 80 else f"{item[:60]!r}... ({len(item):,} characters)"
+    name, eq, text = item.partition("=")
+    if not eq:
+        raise ValueError(f"{option} expects {word}=VALUE, got {shown}")
+    if not name.strip():
+        raise ValueError(f"{option} expects {word}=VALUE, got {shown} (no {word.lower()})")
+    try:
+        value = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
+        raise ValueError(f"{option} {shown}: the value is not a YAML scalar or list "
+                         f"({' '.join(str(exc).split())[:200]})") from None
+    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+\s*", value):
+        value = float(value)
+    if isinstance(value, (list, dict)) and _recursive(value):
+        raise ValueError(f"{option} {shown}: the value refers to itself (a YAML alias loop)")
+    return name.strip(), value
+
+
+def _recursive(value, seen=()) -> bool:
+    if id(value) in seen:
+        return True
+    items = value.values() if isinstance(value, dict) else value
+    return any(isinstance(v, (list, dict)) and _recursive(v, seen + (id(value),)) for v in items)
+
+
 #: The largest seed accepted (seeds are 64-bit signed integers everywhere).
 MAX_SEED = 2**63 - 1
 #: The widest code accepted (:data:`phdlib.training.MAX_BITS`, kept here so that
@@ -151,8 +184,13 @@ def output_file_problem(option: str, path, make_folders: bool = True) -> str | N
     from pathlib import Path
 
     p = Path(path)
+    if str(path) in ("", "."):
+        return f"{option} {path!r}: empty; give a file path"
     if p.is_dir():
         return f"{option} {path}: is a folder; give a file path"
+    if os.path.lexists(p) and p.exists() and not p.is_file():
+        return (f"{option} {path}: is not a regular file (a device, FIFO or socket), which "
+                f"the output would replace; give a file path")
     parent = p.absolute().parent
     if make_folders:
         while not parent.exists() and parent != parent.parent:

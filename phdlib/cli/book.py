@@ -4,27 +4,11 @@ from __future__ import annotations
 import sys
 
 from ..names import PROFILES
-from ._common import add_json_flag, dump_json, fail, seconds_above_zero
+from ._common import add_json_flag, dump_json, fail, name_value, seconds_above_zero
 
 
 def _parse_params(items: list[str]) -> dict:
-    import yaml
-
-    from ..book_params import shown
-
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"--param expects NAME=VALUE, got {shown(item)}")
-        k, v = item.split("=", 1)
-        if not k.strip():
-            raise ValueError(f"--param expects NAME=VALUE, got {shown(item)} (no name)")
-        try:
-            out[k.strip()] = yaml.safe_load(v)  # numbers, booleans and lists as such
-        except yaml.YAMLError as exc:
-            raise ValueError(f"--param {shown(item)}: the value is not a YAML scalar or list "
-                             f"({' '.join(str(exc).split())})") from None
-    return out
+    return dict(name_value("--param", item) for item in items)
 
 
 def _build(args) -> int:

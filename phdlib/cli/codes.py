@@ -4,12 +4,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import add_json_flag, dump_json, error_message, fail, int_in
+from ._common import add_json_flag, dump_json, error_message, fail, int_in, output_file_problem
 
 
 def _export(args) -> int:
     from .. import export, results
 
+    problem = output_file_problem("--out", args.out)
+    if problem:
+        return fail(problem)
     try:
         path = export.export_run(args.run, args.out, data_dir=args.data_dir)
         codes = export.load_codes(path)

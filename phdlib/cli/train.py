@@ -4,24 +4,11 @@ from __future__ import annotations
 import sys
 
 from ..names import METHODS
-from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail, int_in
+from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail, int_in, name_value
 
 
 def _overrides(args) -> dict:
-    import yaml
-
-    out = {}
-    for item in args.set:
-        if "=" not in item:
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        if not k.strip():
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r} (no key)")
-        try:
-            out[k.strip()] = yaml.safe_load(v)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"--set {item!r}: the value is not a YAML scalar or list "
-                             f"({' '.join(str(exc).split())})") from None
+    out = dict(name_value("--set", item, "KEY") for item in args.set)
     if args.train_sampling:
         out["train_sampling"] = args.train_sampling
     if args.eval_sampling:
