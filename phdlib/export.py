@@ -265,9 +265,13 @@ def _check_provenance(prov, bits: int, bad) -> dict:
         raise bad(f"provenance says format {prov['format']!r} version {prov['format_version']}; "
                   f"expected {FORMAT!r} version 1..{FORMAT_VERSION}")
     cols = prov.get("columns") or {}
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in cols.items()):
-        raise bad(f"provenance field 'columns' is {json.dumps(cols)[:80]}; expected role -> "
-                  f"column name, both text")
+    roles = ("user", "item", "rating", "time")
+    if not all(k in roles and isinstance(v, str) and v for k, v in cols.items()) \
+            or len(set(cols.values())) != len(cols) or (cols and not {"user", "item"} <= set(cols)):
+        raise bad(f"provenance field 'columns' is {json.dumps(cols)[:80]}; expected a column "
+                  f"name (text) for each of user, item (and rating, time), no two the same")
+    if "seed" in prov and not 0 <= prov["seed"] < 2**63:
+        raise bad(f"provenance field 'seed' is {prov['seed']}; expected 0..2^63 - 1")
     if prov["format_version"] >= 2 and prov.get("bits") != bits:
         raise bad(f"field 'bits' is {bits} but the provenance records "
                   f"{json.dumps(prov.get('bits'))} (the width the run was trained with)")
@@ -315,6 +319,9 @@ def _load_codes(path: Path, bad) -> Codes:
     missing = [k for k in FIELDS + ("sha256",) if k not in f]
     if missing:
         raise bad(f"no field {', '.join(missing)} (expected a file written by phd export)")
+    extra = sorted(set(f) - set(FIELDS) - {"sha256"})
+    if extra:
+        raise bad(f"unknown field {', '.join(extra)} (expected only {', '.join(FIELDS)}, sha256)")
     if _scalar(f, "sha256", "U", bad) != _digest(f):
         raise bad("its content does not match its sha256 field (changed or damaged)")
     bits, dist = _scalar(f, "bits", "i", bad), _scalar(f, "distance", "U", bad)
@@ -325,6 +332,12 @@ def _load_codes(path: Path, bad) -> Codes:
     for k in ("user_ids", "item_ids"):
         if f[k].dtype.kind not in "iuU" or f[k].ndim != 1:
             raise bad(f"field {k!r} is {f[k].dtype} {f[k].shape}; expected 1-d text or integers")
+        if len(f[k]) == 0:
+            raise bad(f"field {k!r} is empty; expected at least one id")
+        if f[k].dtype.kind == "U" and f[k].size and (
+                f[k].view(np.uint32).max() > 0x10FFFF
+                or ((f[k].view(np.uint32) >= 0xD800) & (f[k].view(np.uint32) <= 0xDFFF)).any()):
+            raise bad(f"field {k!r} holds characters that are not Unicode text")
         if len(np.unique(f[k])) != len(f[k]):
             raise bad(f"field {k!r} holds a repeated id")
     w = n_words(bits)

@@ -96,6 +96,21 @@ CASES = [
      "(100,002 characters)"),
     (["book", "build", "--no-site", "--param", "x" * 100_000], "(100,000 characters)"),
     (["train", "--method", "m" * 100_000], "characters) ..."),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "doi:"], "no DOI after 'doi:'"),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "http://h/a b.zip"],
+     "holds a space or a control character"),
+    (["data", "fetch", "--dataset", "ml-100k", "--url", "http://h/a.zip\n"],
+     "holds a space or a control character"),
+    (["book", "build", "--no-site", "--param", "seed=" + "9" * 5000],
+     "the value is not a YAML scalar or list (Exceeds the limit"),
+    (["train", "--method", "vh", *SYN, "--set", "lr=&a [*a]"], "refers to itself"),
+    (["recommend", "--codes", "", "--user", "1"], "--codes '': empty"),
+    (["recommend", "--codes", "/tmp", "--user", "1"], "--codes /tmp: is a folder"),
+    (["recommend", "--codes", "/dev/zero", "--user", "1"], "is not a regular file"),
+    (["recommend", "--codes", "/dev/zero", "--user", "1", "--columns", "user=u,item=i"],
+     "--columns goes with --exclude-seen"),
+    (["export", "--run", "/tmp", "--out", "/dev/null"], "--out /dev/null: is not a regular file"),
+    (["export", "--run", "/tmp", "--out", ""], "--out '': empty"),
 ]
 
 
@@ -223,3 +238,33 @@ def test_fetching_a_synthetic_dataset_with_json_prints_json(capsys):
 
     assert main(["data", "fetch", "--dataset", "synthetic", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["generated"] is True
+
+
+def test_set_reads_exponents_as_numbers():
+    from phdlib.cli._common import name_value
+
+    assert name_value("--set", "lr=1e-3") == ("lr", 0.001)
+    assert name_value("--set", "x=-2E+4") == ("x", -20000.0)
+    assert name_value("--set", "x=abc") == ("x", "abc")
+
+
+def test_a_url_query_never_names_the_downloaded_file():
+    from phdlib.data.sources import url_file_name
+
+    assert url_file_name("http://h:1/good.zip?x=/..") == "good.zip"
+    assert url_file_name("http://h/a/b%20c.zip#/..") == "b c.zip"
+
+
+def test_an_export_never_replaces_a_fifo(tmp_path, capsys):
+    import os
+
+    from phdlib import io
+
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="is not a regular file"):
+        with io.atomic_write(fifo) as f:
+            f.write(b"x")
+    code = main(["export", "--run", str(tmp_path), "--out", str(fifo)])
+    assert code == 2 and "is not a regular file" in capsys.readouterr().err
+    assert not fifo.is_file() and fifo.exists() and not list(tmp_path.glob(".*tmp"))

@@ -68,6 +68,12 @@ CASES = {
                           "provenance is a JSON list; expected an object"),
     "provenance not JSON": (dict(provenance=np.array("{oops")), "field 'provenance' is not JSON"),
     "sha256 missing": (dict(sha256=None), "no field sha256"),
+    "an extra member": (dict(evil=np.arange(3)), "unknown field evil"),
+    "no items": (dict(item_ids=np.array([], "<U3"), item_codes=np.zeros((0, 1), np.uint64)),
+                 "field 'item_ids' is empty"),
+    "ids beyond Unicode": (dict(user_ids=np.frombuffer(
+        np.uint32([0x110000, 0x110001, 0x110002]).tobytes(), "<U1").copy()),
+        "field 'user_ids' holds characters that are not Unicode text"),
 }
 
 
@@ -88,6 +94,10 @@ def test_a_forged_field_is_refused_naming_it(good, tmp_path, case):
     ("format", "other", "provenance says format 'other'"),
     ("format_version", 99, "version 99; expected 'phd-codes' version 1..2"),
     ("bits", True, "provenance field 'bits' is true; expected an integer"),
+    ("columns", {"user": "u", "item": "u"}, "no two the same"),
+    ("columns", {"user": "", "item": "i"}, "provenance field 'columns'"),
+    ("columns", {"foo": "bar"}, "provenance field 'columns'"),
+    ("seed", 10**40, "provenance field 'seed' is 1000"),
 ])
 def test_provenance_fields_have_their_types(good, tmp_path, key, value, message):
     path = _forge(tmp_path, good, provenance=_prov(good, **{key: value}))

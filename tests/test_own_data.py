@@ -161,6 +161,13 @@ def test_phd_train_says_how_many_rows_of_the_file_preprocessing_kept(tmp_path, c
         __import__("pyarrow").table({"u": [1, 2], "i": [2, 3], "r": [3, 4],
                                      "t": __import__("pyarrow").array([1, 2**63], "uint64")}),
         p), r"line 2: time column 't' is beyond 2\^63 - 1"),
+    ("date.csv", lambda p: p.write_text("u,i,r,t\na,x,1,2020-01-02\nb,y,2,2020-02-30\n"),
+     "line 3: time column 't' is not a real date or time"),
+    ("date.csv", lambda p: p.write_text("u,i,r,t\na,x,1,2020-01-02 10:00\nb,y,2,2021-01-01 10:61\n"),
+     "line 3: time column 't' is not a real date or time"),
+    ("nul.csv", lambda p: p.write_text("u,i,r\na,x,1\na\x00,y,2\n"),
+     "line 3: user column 'u' holds a NUL character"),
+    ("head.csv", lambda p: p.write_text("u,i,r"), "line 2: no rating rows after the header"),
     ("cr.csv", lambda p: p.write_bytes(b"u,i,r\ra,x,1\rb,y,9\r"),
      r"line 3: rating .* outside the dataset's scale .* the line reads 'b,y,9'"),
 ])
@@ -194,3 +201,20 @@ def test_any_other_failure_reading_a_file_names_the_file(tmp_path, monkeypatch):
     with pytest.raises(data.DataError, match=r"r.csv: unreadable as a ratings file "
                                              r"\(RuntimeError: unexpected\)"):
         data.load_file(path, "user=u,item=i,rating=r", "1,5", min_ratings=0)
+
+
+def test_a_fifo_is_not_read_as_a_ratings_file(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "r.csv")
+    with pytest.raises(data.DataError, match="is not a regular file"):
+        data.load_file(tmp_path / "r.csv", "user=u,item=i,rating=r", "1,5")
+
+
+def test_too_few_ratings_to_split_is_one_line_naming_the_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "res"))
+    (tmp_path / "one.csv").write_text("u,i,r\n1,2,3\n")
+    code = main(["train", "--method", "vh-phd", "--ratings", str(tmp_path / "one.csv"),
+                 "--columns", "user=u,item=i,rating=r", "--scale", "1,5", "--min-ratings", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith(f"phd: error: --ratings {tmp_path / 'one.csv'}: the train")

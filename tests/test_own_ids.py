@@ -133,3 +133,17 @@ def test_row_lookup_is_exact_at_the_edges_of_int64_and_uint64():
         assert c.user_rows(ids).tolist() == [0, 1, 2, 3]
         assert c.user_rows(["x", "1.0", str(2**64), str(-2**63 - 1)], strict=False).tolist() \
             == [-1] * 4
+
+
+def test_odd_user_lists_are_named_by_line(trained, capsys, tmp_path):
+    kind, path, out, uid, iid = trained
+    users = tmp_path / "u.txt"
+    users.write_bytes(f"{uid[0]}\x0c\n999\n".encode())   # a form feed is not a line end
+    err = _cli(capsys, ["recommend", "--codes", str(out), "--users", str(users)], code=2).err
+    assert "line 2: user id '999'" in err
+    users.write_bytes(f"{uid[0]}\0\n".encode())
+    err = _cli(capsys, ["recommend", "--codes", str(out), "--users", str(users)], code=2).err
+    assert "line 1: holds a NUL character" in err
+    users.write_text("9" * 5000 + "\n")                  # past Python's 4,300-digit limit
+    err = _cli(capsys, ["recommend", "--codes", str(out), "--users", str(users)], code=2).err
+    assert "is not in the codes" in err and "Exceeds the limit" not in err

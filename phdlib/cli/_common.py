@@ -174,6 +174,26 @@ SEED = int_in(0, MAX_SEED)
 BITS = int_in(1, MAX_BITS)
 
 
+def input_file_problem(option: str, path, expected: str) -> str | None:
+    """Why ``path`` cannot be read as the user's file for ``option``, as ``OPTION PATH:
+    ...; expected EXPECTED``, or None (an empty path, none there, a folder, a device
+    or FIFO, which would block or never end)."""
+    import os
+    import stat
+    from pathlib import Path
+
+    if str(path) in ("", "."):
+        return f"{option} {str(path)!r}: empty; expected {expected}"
+    p = Path(path)
+    if not p.exists():
+        return f"{option} {path}: file not found (expected {expected})"
+    if p.is_dir():
+        return f"{option} {path}: is a folder; expected {expected}"
+    if not stat.S_ISREG(os.stat(p).st_mode):
+        return f"{option} {path}: is not a regular file (a device, FIFO or socket); expected {expected}"
+    return None
+
+
 def output_file_problem(option: str, path, make_folders: bool = True) -> str | None:
     """Why ``path`` cannot be written as a file, as ``OPTION PATH: ...`` (checked
     before long work, so that it does not fail at the end), or None.

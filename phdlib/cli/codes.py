@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import add_json_flag, dump_json, error_message, fail, int_in, output_file_problem
+from ._common import (add_json_flag, dump_json, error_message, fail, input_file_problem, int_in,
+                      output_file_problem)
 
 
 def _export(args) -> int:
@@ -35,19 +36,26 @@ def _read_users(args) -> tuple[list[str], list[str]]:
     where = ["--user"] * len(users)
     if args.users:
         p = Path(args.users)
-        if not p.is_file():
-            raise FileNotFoundError(f"--users {p}: file not found (expected one user id a line)")
+        problem = input_file_problem("--users", p, "a text file of user ids, one a line")
+        if problem:
+            raise ValueError(problem)
         try:
             text = p.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as exc:
             text_line = p.read_bytes()[:exc.start].count(b"\n") + 1
             raise ValueError(f"--users {p}, line {text_line}: not UTF-8 text (expected one user "
                              f"id a line)") from None
-        lines = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+        # lines end at LF, CRLF or CR only (str.splitlines would also split at \f, U+2028...)
+        raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        lines = [(n, ln.strip()) for n, ln in enumerate(raw, 1) if ln.strip()]
         if not lines:
             raise ValueError(f"--users {p}: no user ids ("
                              + ("the file is empty" if not text else "only blank lines")
                              + "; expected one user id a line)")
+        nul = next((n for n, u in lines if "\0" in u), None)
+        if nul is not None:
+            raise ValueError(f"--users {p}, line {nul}: holds a NUL character (expected one "
+                             f"user id a line, as text)")
         users += [u for _, u in lines]
         where += [f"--users {p}, line {n}" for n, _ in lines]
     if not users:
@@ -80,10 +88,10 @@ def _seen(args, codes):
         raise ValueError("--exclude-seen needs --columns user=...,item=... (the codes do not "
                          "record the columns of a ratings file)")
     path = Path(args.exclude_seen)
-    try:
-        users, items = own.read_pairs(path, cols, args.sep)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"--exclude-seen {path}: file not found") from None
+    problem = input_file_problem("--exclude-seen", path, "a ratings file (CSV, TSV or Parquet)")
+    if problem:
+        raise ValueError(problem)
+    users, items = own.read_pairs(path, cols, args.sep)
     ex = export.exclusions(codes, users, items)
     if ex.unknown_user_pairs or ex.unknown_item_pairs:
         parts = []
@@ -101,6 +109,12 @@ def _seen(args, codes):
 def _recommend(args) -> int:
     from .. import export
 
+    if args.exclude_seen is None and (args.columns is not None or args.sep is not None):
+        return fail(f"{'--columns' if args.columns is not None else '--sep'} goes with "
+                    f"--exclude-seen RATINGS (it says how to read that file)")
+    problem = input_file_problem("--codes", args.codes, "a codes file written by phd export")
+    if problem:
+        return fail(problem)
     try:
         codes = export.load_codes(args.codes)
         users, where = _read_users(args)

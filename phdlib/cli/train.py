@@ -37,6 +37,13 @@ def _train(args) -> int:
                   f"rating of each (user, item) and removing users and items with fewer "
                   f"than {args.min_ratings} ratings", file=sys.stderr)
             split = data.split_dataset(ds, seed=args.split_seed)
+            empty = [part for part in ("train", "valid", "test") if len(getattr(split, part)) == 0]
+            if empty:
+                return fail(f"--ratings {args.ratings}: the {' and '.join(empty)} split"
+                            f"{'s are' if len(empty) > 1 else ' is'} empty: {ds.n_ratings:,} "
+                            f"ratings of {ds.n_users:,} users are too few to split per user "
+                            f"(the paper's 50/25/25 split needs users with several ratings; "
+                            f"give each user more ratings)")
         else:
             if args.columns or args.scale or args.sep is not None:
                 return fail("--columns, --scale and --sep go with --ratings FILE")

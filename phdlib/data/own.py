@@ -113,6 +113,8 @@ def _table(path: Path, columns: dict, sep: str | None):
                 include_columns=wanted, column_types={c: pa.string() for c in wanted},
                 strings_can_be_null=False))
     except pa.ArrowInvalid as exc:
+        if "Empty CSV" in str(exc):
+            raise DataFormatError(path, 2, "", "no rating rows after the header") from None
         raise_if_not_utf8(path)
         for lineno, _, fields in _records(path, delim):
             if len(fields) != len(names):
@@ -198,8 +200,11 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
     path = Path(path)
     if path.is_dir():
         raise DataError(f"{path}: is a folder; expected a rating file (CSV, TSV or Parquet)")
-    if not path.is_file():
+    if not path.exists():
         raise DataNotFoundError(f"rating file not found: {path}")
+    if not path.is_file():
+        raise DataError(f"{path}: is not a regular file (a device, FIFO or socket); expected a "
+                        f"rating file (CSV, TSV or Parquet)")
     _check_sep(sep)
     if path.stat().st_size == 0:
         raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
@@ -231,8 +236,11 @@ def read_pairs(path, columns: dict, sep: str | None = None) -> tuple[list, list]
                          f"column (expected user=...,item=...)")
     if path.is_dir():
         raise DataError(f"{path}: is a folder; expected a ratings file (CSV, TSV or Parquet)")
-    if not path.is_file():
+    if not path.exists():
         raise DataNotFoundError(f"ratings file not found: {path}")
+    if not path.is_file():
+        raise DataError(f"{path}: is not a regular file (a device, FIFO or socket); expected a "
+                        f"ratings file (CSV, TSV or Parquet)")
     _check_sep(sep)
     try:
         table, parquet = _table(path, cols, sep)
@@ -303,6 +311,8 @@ def _read(path: Path, columns: dict, scale, sep) -> RawRatings:
         if role in ("user", "item"):
             _check_rows(path, s, pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(s)), 0),
                         header, f"{what} is empty", rows_to_line)
+            _check_rows(path, s, pc.invert(pc.match_substring(s, "\x00")), header,
+                        f"{what} holds a NUL character (expected printable text)", rows_to_line)
         return arr, s
 
     u_arr, u_text = text("user")
@@ -350,7 +360,11 @@ def _times(path, table, columns, header, rows_to_line) -> np.ndarray:
                     f"{what} is beyond 64-bit integers (expected seconds since 1970)",
                     rows_to_line)
         return pc.cast(s, pa.int64()).to_numpy(zero_copy_only=False)
-    parsed = [pc.strptime(s, format=f, unit="s", error_is_null=True) for f in _DATE_FORMATS]
+    parsed = []
+    for f in _DATE_FORMATS:  # a form counts only where it reads back the same text:
+        p = pc.strptime(s, format=f, unit="s", error_is_null=True)  # Feb 30 parses as Mar 1
+        same = pc.equal(pc.strftime(p, format=f), s).fill_null(False)
+        parsed.append(pc.if_else(same, p, pa.scalar(None, p.type)))
     stamp = pc.coalesce(*parsed)
     _check_rows(path, s, pc.is_valid(stamp), header,
                 f"{what} is not a real date or time (expected YYYY-MM-DD[ HH:MM[:SS]])",

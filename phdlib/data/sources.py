@@ -209,9 +209,17 @@ def not_found_message(name: str, data_dir=None) -> str:
 URL_SCHEMES = ("http", "https", "ftp", "sftp", "doi")
 
 
+def url_file_name(url: str) -> str:
+    """The file name a download from ``url`` is saved under: the last part of its path
+    (never of its query or fragment), percent-escapes decoded."""
+    from urllib.parse import unquote, urlsplit
+
+    return unquote(urlsplit(url).path).rstrip("/").rsplit("/", 1)[-1]
+
+
 def check_url(url: str) -> None:
     """``ValueError`` unless ``url`` is an address pooch can download from."""
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import urlsplit
 
     shown = repr(url) if len(url) <= 200 else f"{url[:120]!r}...({len(url):,} characters)"
     expected = "expected an http://, https://, ftp://, sftp:// or doi: address of a file"
@@ -222,7 +230,12 @@ def check_url(url: str) -> None:
         raise ValueError(f"url {shown}: malformed ({exc}); {expected}") from None
     if not (parts.scheme in URL_SCHEMES and (parts.scheme == "doi" or parts.netloc)):
         raise ValueError(f"url {shown}: {expected}")
-    name = unquote(parts.path).rstrip("/").rsplit("/", 1)[-1]
+    if any(ord(c) < 33 or ord(c) == 127 for c in url):
+        raise ValueError(f"url {shown}: holds a space or a control character; {expected}")
+    if parts.scheme == "doi" and not parts.path.strip("/"):
+        raise ValueError(f"url {shown}: no DOI after 'doi:'; {expected} such as "
+                         f"doi:10.5281/zenodo.1234/ml-1m.zip")
+    name = url_file_name(url)
     if parts.scheme != "doi" and (name in ("", ".", "..") or "\\" in name or "\0" in name):
         raise ValueError(f"url {shown}: its path does not end in a file name (ends in "
                          f"{name or '/'!r}); {expected} such as https://host/ml-1m.zip")
@@ -254,7 +267,7 @@ def fetch(name: str, url: str | None = None, known_hash: str | None = None,
     downloads = raw / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
     target = raw / src.files[0]
-    fname = url.rstrip("/").rsplit("/", 1)[-1]
+    fname = url_file_name(url) or src.files[0].rsplit("/", 1)[-1]
     try:
         got = Path(pooch.retrieve(url, known_hash=known_hash, fname=fname, path=downloads,
                                   progressbar=progress))
