@@ -6,10 +6,9 @@
   by :func:`phdlib.metrics.evaluate` (NDCG@k, RR; ties by ``ties``);
 - :func:`evaluate_catalogue`: our extension, every item the user has not
   rated in the excluded parts is ranked;
-- :func:`pair_distances`: code distances of (user, item) pairs through
-  :mod:`phdlib.codes` (the same popcount kernels the runtime chapter
-  measures): item codes packed once (negated for PHD, so a PHD costs one AND
-  and one popcount), each pair on its own words.
+- :func:`pair_distances` (defined in :mod:`phdlib.codes`, importable from
+  here too): code distances of (user, item) pairs through the same popcount
+  kernels the runtime chapter measures.
 
 Used by training (:mod:`phdlib.training`), the protocol chapter and anything
 that re-scores a stored run (:func:`phdlib.training.fitted`).
@@ -21,58 +20,10 @@ import pandas as pd
 
 from . import codes as C
 from . import metrics
+# scoring pairs by a code distance belongs to the codes; its old names still work here
+from .codes import DISTANCES, item_store, pair_distances  # noqa: F401 (re-exported)
+from .methods.base import CodeModel, check_ids
 from .metrics import summarize
-
-DISTANCES = ("hamming", "phd")
-
-
-def item_store(item_codes: C.PackedCodes, distance: str) -> C.PackedCodes:
-    """Item codes in the form searched: plain for Hamming, negated for PHD."""
-    _check_distance(distance)
-    if distance == "phd":
-        return item_codes if item_codes.negated else item_codes.negate()
-    return item_codes.negate() if item_codes.negated else item_codes
-
-
-def _check_distance(distance: str) -> None:
-    if distance not in DISTANCES:
-        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
-
-
-def pair_distances(user_codes: C.PackedCodes, item_codes: C.PackedCodes, user, item,
-                   distance: str) -> np.ndarray:
-    """Distance of each (user[k], item[k]) pair: int32 ``(N,)`` bit counts.
-
-    user_codes: packed codes of every user ``(n_users, w)``; item_codes: of
-    every item ``(n_items, w)``, plain (negated here for PHD) or already
-    negated. user, item: int ``(N,)`` ids. distance: ``"hamming"`` or
-    ``"phd"`` (``PHD(u, i) = popcount(u AND NOT i)``, user first). Time
-    O(N w): each pair's words only (:func:`phdlib.kernels.bits.pair_scan`),
-    never a users x items table (at the Amazon shape that was 20G distances
-    for 2.5M pairs).
-    """
-    from .kernels import bits as K
-
-    _check_distance(distance)
-    C._check_pair(user_codes, item_codes, "pair_distances")  # same width, plain user codes
-    user = np.asarray(user)
-    item = np.asarray(item)
-    if user.shape != item.shape or user.ndim != 1:
-        raise ValueError(f"user and item must be 1-d arrays of one length, got shapes "
-                         f"{user.shape} and {item.shape}")
-    if user.size and (user.min() < 0 or user.max() >= user_codes.n):
-        raise ValueError(f"user ids must lie in [0, {user_codes.n}); got range "
-                         f"[{user.min()}, {user.max()}]")
-    if item.size and (item.min() < 0 or item.max() >= item_codes.n):
-        raise ValueError(f"item ids must lie in [0, {item_codes.n}); got range "
-                         f"[{item.min()}, {item.max()}]")
-    items = item_store(item_codes, distance)
-    out = np.empty(user.shape[0], dtype=np.int32)
-    if user.size:
-        K.pair_scan(K.AND if distance == "phd" else K.HAMMING,
-                    np.ascontiguousarray(user_codes.words), np.ascontiguousarray(items.words),
-                    user.astype(np.int64), item.astype(np.int64), out)
-    return out
 
 
 def evaluate(fitted, ratings, ties: str = "expected", discount: str = "paper", ks=(5, 10),
@@ -174,13 +125,11 @@ def _shared_row(fitted, users, n_items: int):
     ``fitted.table(users, all items)`` checks its ids; None where the model has no
     such row, or where it is not finite (the per-row path then reports only
     non-finite values among the ranked items, as for any model)."""
-    from .methods.base import _ids
-
     row = fitted.shared_values()
     if row is None:
         return None
-    _ids(users, fitted.n_users, "user")
-    _ids(np.arange(n_items), fitted.n_items, "item")
+    check_ids(users, fitted.n_users, "user")
+    check_ids(np.arange(n_items), fitted.n_items, "item")
     row = np.asarray(row, dtype=np.float64)[:n_items]
     return row if np.isfinite(row).all() else None
 
@@ -262,8 +211,6 @@ def evaluate_codes(user_codes: C.PackedCodes, item_codes: C.PackedCodes, ratings
     :func:`evaluate` of a :class:`phdlib.methods.CodeModel` of these codes
     (``item_codes`` plain or stored negated).
     """
-    from .methods.base import CodeModel
-
     plain = item_codes.negate() if item_codes.negated else item_codes
     model = CodeModel(user_codes.m, {"user_codes": user_codes.words, "item_codes": plain.words},
                       distance)

@@ -51,7 +51,9 @@ def value_kind(ranks_by: str) -> str:
     return "score" if ranks_by == "score" else "dissimilarity"
 
 
-def _ids(x, n: int, what: str) -> np.ndarray:
+def check_ids(x, n: int, what: str) -> np.ndarray:
+    """``x`` as an array, checked to be 1-d integer ids in ``[0, n)``; the error names
+    ``what`` (``"user"`` or ``"item"``) and the range found."""
     x = np.asarray(x)
     if x.ndim != 1 or not np.issubdtype(x.dtype, np.integer):
         raise ValueError(f"{what} ids must be a 1-d integer array, got dtype {x.dtype} shape {x.shape}")
@@ -154,8 +156,8 @@ class Fitted:
         The default computes the table of all items a block of users at a
         time; subclasses with a cheaper pairwise form override it.
         """
-        user = _ids(user, self.n_users, "user")
-        item = _ids(item, self.n_items, "item")
+        user = check_ids(user, self.n_users, "user")
+        item = check_ids(item, self.n_items, "item")
         if user.shape != item.shape:
             raise ValueError(f"user and item must have one length, got {user.shape} and {item.shape}")
         out = None
@@ -205,16 +207,14 @@ class CodeModel(Fitted):
         return CodeModel(self.bits, self.arrays, ranks_by, self.log, self.info)
 
     def table(self, users, items) -> np.ndarray:
-        uc = self.user_codes[_ids(users, self.n_users, "user")]
-        ic = self.item_codes[_ids(items, self.n_items, "item")]
+        uc = self.user_codes[check_ids(users, self.n_users, "user")]
+        ic = self.item_codes[check_ids(items, self.n_items, "item")]
         if self.ranks_by == "phd":
             return C.phd(uc, ic.negate())
         return C.hamming(uc, ic)
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
-        from ..evaluation import pair_distances
-
-        return pair_distances(self.user_codes, self.item_codes, user, item, self.ranks_by)
+        return C.pair_distances(self.user_codes, self.item_codes, user, item, self.ranks_by)
 
 
 @dataclass
@@ -232,13 +232,14 @@ class VectorModel(Fitted):
     def table(self, users, items) -> np.ndarray:
         P = np.asarray(self.arrays["user_vectors"], dtype=np.float64)
         Q = np.asarray(self.arrays["item_vectors"], dtype=np.float64)
-        return P[_ids(users, self.n_users, "user")] @ Q[_ids(items, self.n_items, "item")].T
+        users = check_ids(users, self.n_users, "user")
+        return P[users] @ Q[check_ids(items, self.n_items, "item")].T
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
         from ..kernels import mf as _k
 
-        user = _ids(user, self.n_users, "user")
-        item = _ids(item, self.n_items, "item")
+        user = check_ids(user, self.n_users, "user")
+        item = check_ids(item, self.n_items, "item")
         # float64 factors, as :meth:`table` (float32 products would differ from it)
         return _k.pair_scores(user.astype(np.int32), item.astype(np.int32),
                               np.asarray(self.arrays["user_vectors"], dtype=np.float64),
@@ -267,12 +268,14 @@ class ItemScoreModel(Fitted):
 
     def table(self, users, items) -> np.ndarray:
         s = np.asarray(self.arrays["item_scores"], dtype=np.float64)
-        users = _ids(users, self.n_users, "user")
-        return np.broadcast_to(s[_ids(items, self.n_items, "item")], (len(users), len(items))).copy()
+        users = check_ids(users, self.n_users, "user")
+        items = check_ids(items, self.n_items, "item")
+        return np.broadcast_to(s[items], (len(users), len(items))).copy()
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
-        _ids(user, self.n_users, "user")
-        return np.asarray(self.arrays["item_scores"], dtype=np.float64)[_ids(item, self.n_items, "item")]
+        check_ids(user, self.n_users, "user")
+        item = check_ids(item, self.n_items, "item")
+        return np.asarray(self.arrays["item_scores"], dtype=np.float64)[item]
 
 
 @dataclass
@@ -308,8 +311,8 @@ class BlockCodeModel(Fitted):
         from ..kernels import dcf as _k
 
         _, _, starts, Wu, Wi = self._parts
-        users = _ids(users, self.n_users, "user").astype(np.int64)
-        items = _ids(items, self.n_items, "item").astype(np.int64)
+        users = check_ids(users, self.n_users, "user").astype(np.int64)
+        items = check_ids(items, self.n_items, "item").astype(np.int64)
         return _k.table_scores(users, items, self._words[0], self._words[1], starts, Wu, Wi)
 
     @cached_property
@@ -322,8 +325,8 @@ class BlockCodeModel(Fitted):
         from ..kernels import dcf as _k
 
         B, D, starts, Wu, Wi = self._parts
-        user = _ids(user, self.n_users, "user").astype(np.int64)
-        item = _ids(item, self.n_items, "item").astype(np.int64)
+        user = check_ids(user, self.n_users, "user").astype(np.int64)
+        item = check_ids(item, self.n_items, "item").astype(np.int64)
         return _k.pair_scores(user, item, B, D, starts, Wu, Wi)
 
 

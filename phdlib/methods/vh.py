@@ -1,6 +1,11 @@
 """Training the variational hashing model (Section 4): the methods VH, VH_PHD, VH+bias.
 
-The model is :class:`phdlib.methods.vh_model.VHModel`. Training (released
+The VH modules, each importing only those above it in this list:
+:mod:`.vh_config` (the config: keys, defaults, checks; no PyTorch),
+:mod:`.vh_model` (the model :class:`phdlib.methods.vh_model.VHModel`, its
+forward pass and the PyTorch helpers), :mod:`.vh_step` (one optimisation
+step, fused Numba or autograd) and this module (one training run:
+:class:`_Trainer`, :func:`fit`; and the methods). Training (released
 code ``code/model.py``): the target is the (noisy) rating mapped to
 ``[-m, m]`` (``target_map``); the loss is the squared error between target
 and score, averaged over the batch, plus ``kl_weight`` times the KL
@@ -17,12 +22,11 @@ chosen on validation NDCG@10 over ``lr_grid`` x ``train_sampling_grid``
 through the shared tuning path (:mod:`phdlib.training`), at ``tune_bits``
 (64) and reused at the other widths (the transfer is recorded in the run);
 the single-point
-defaults (:data:`SINGLE_POINT`) are the points that grid chooses on ML-1M
+defaults (:data:`phdlib.methods.vh_config.SINGLE_POINT`) are the points that grid chooses on ML-1M
 with seed 0 (chapter "Variational hashing").
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,103 +34,27 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ..evaluation import DISTANCES, evaluate_codes
+from ..evaluation import evaluate_codes
 from ..kernels.fpenv import SUPPORTED as _FLUSH_SUPPORTED
 from ..kernels.fpenv import flush_denormals
 from ..metrics import METRICS
-from .base import TUNE_RATINGS, CodeModel, Method
+from .base import CodeModel, Method
 from .stopping import EarlyStopping
+from .vh_config import SINGLE_POINT, check_config, default_config
+# the config lives below the model (:mod:`.vh_config`); its other names still work here
+from .vh_config import BUDGET, IMPL, LR_GRID, SAMPLING_GRID, SAMPLINGS, TARGET_MAPS  # noqa: F401
 
 if TYPE_CHECKING:
     from .vh_model import VHModel
 
-# PyTorch and the model (phdlib.methods.vh_model) are imported where training
-# starts, so that listing, labelling and configuring methods needs no torch.
-SAMPLINGS = ("stochastic", "deterministic")
-TARGET_MAPS = ("released", "minmax")
-
-#: The training-budget rule applied to VH and VH_PHD alike, chosen on
-#: validation data only (chapter "Variational hashing"): validate every 750
-#: iterations, patience 5 evaluations, but early stopping may start only at
-#: iteration 20,000 (the released code lets it start at once, which stops VH
-#: on its initial plateau, at chance).
-BUDGET = {"eval_every": 750, "patience": 5, "min_iterations": 20_000, "max_iterations": 200_000}
-
-#: Learning rate and training-time sampling of the single-point run
-#: (``tune=False``: the quick profile, Figure 4's cells), per method: the
-#: validation choice of the tuning grid at 64 bits on ML-1M, seed 0 (VH: 0.005
-#: and deterministic training; VH_PHD and VH+bias: 0.005 and stochastic
-#: training). The paper's learning rate for both models is 0.001.
-SINGLE_POINT = {"vh": (0.005, "deterministic"), "vh-phd": (0.005, "stochastic"),
-                "vh-bias": (0.005, "stochastic")}
-
-#: The tuning grid: learning rates of the paper's grid {0.005, 0.001} (0.0005
-#: only lengthens VH's plateau) and the released code's two samplings.
-LR_GRID = [0.005, 0.001]
-SAMPLING_GRID = ["stochastic", "deterministic"]
+# PyTorch, the model (.vh_model) and the step (.vh_step) are imported where
+# training starts, so that listing, labelling and configuring methods needs no
+# torch (they import nothing from this module).
 
 #: Whether training flushes subnormal numbers to zero (where the CPU has the
 #: mode): the parameters are the same bit for bit, the dense Adam pass is not
 #: slowed by the moments of long-untouched rows (:mod:`phdlib.kernels.fpenv`).
 FLUSH_DENORMALS = True
-
-#: Implementation revision, part of every config (hence of the run key).
-IMPL = 1
-
-
-def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
-                   user_bias: bool = False) -> dict:
-    """The full default config of the model (every knob of :func:`fit`)."""
-    if distance not in DISTANCES:
-        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
-    name = "vh-phd" if distance == "phd" else "vh-bias" if user_bias else "vh"
-    lr, sampling = SINGLE_POINT[name]
-    cfg = {
-        "distance": distance, "user_bias": bool(user_bias),
-        "lr": lr, "train_sampling": sampling,
-        "tune": False, "tune_bits": 64, "tune_ratings": TUNE_RATINGS, "lr_grid": list(LR_GRID),
-        "train_sampling_grid": list(SAMPLING_GRID),
-        "batch_size": 400, "init_range": 1.0, "eval_sampling": "deterministic",
-        "user_mask_grad": True, "target_map": "released", "noise_std": 1.0,
-        "noise_decay": 0.9999, "kl_weight": 0.0, "stop_metric": "ndcg@10",
-        "ties": "expected", "discount": "paper", "device": "auto", "impl": IMPL,
-    }
-    cfg.update(BUDGET)
-    return cfg
-
-
-def check_config(cfg: dict) -> None:
-    """Raise ``ValueError`` naming the first config key whose value is not allowed."""
-    def choice(key, allowed):
-        if cfg[key] not in allowed:
-            raise ValueError(f"config {key!r} must be one of {allowed}, got {cfg[key]!r}")
-
-    def positive(key, integer=False):
-        v = cfg[key]
-        ok = (isinstance(v, (int, np.integer)) and not isinstance(v, bool)) if integer else \
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-        if not ok or v <= 0 or (not integer and not math.isfinite(v)):
-            kind = "integer" if integer else "number"
-            raise ValueError(f"config {key!r} must be a positive {kind}, got {v!r}")
-
-    choice("distance", DISTANCES)
-    choice("train_sampling", SAMPLINGS)
-    choice("eval_sampling", SAMPLINGS)
-    choice("target_map", TARGET_MAPS)
-    choice("stop_metric", METRICS)
-    for k in ("lr", "init_range"):
-        positive(k)
-    for k in ("batch_size", "eval_every", "patience", "max_iterations"):
-        positive(k, integer=True)
-    for k in ("noise_std", "kl_weight", "min_iterations"):
-        if cfg[k] < 0:
-            raise ValueError(f"config {k!r} must be >= 0, got {cfg[k]!r}")
-    if not (0 < cfg["noise_decay"] <= 1):
-        raise ValueError(f"config 'noise_decay' must be in (0, 1], got {cfg['noise_decay']!r}")
-    for k in ("user_mask_grad", "user_bias"):
-        if not isinstance(cfg[k], bool):
-            raise ValueError(f"config {k!r} must be true or false, got {cfg[k]!r}")
-
 
 # --------------------------------------------------------------------------- training
 

@@ -28,9 +28,8 @@ import torch
 from torch import nn
 
 from .. import codes as C
-
-from ..evaluation import DISTANCES
-from .vh import TARGET_MAPS
+from ..codes import DISTANCES
+from .vh_config import TARGET_MAPS
 
 
 def resolve_device(device: str = "auto") -> str:

@@ -1,0 +1,108 @@
+"""The config of variational hashing (VH, VH_PHD, VH+bias): its keys, defaults and checks.
+
+One config dict holds every knob of a VH run (:func:`default_config`; its
+keys and values make the run key, so they never change silently): the
+distance and the per-user bias (which method), the training-time and
+evaluation-time sampling (:data:`SAMPLINGS`), the rating target map
+(:data:`TARGET_MAPS`, read by :func:`phdlib.methods.vh_model.rating_target`),
+the optimiser and noise settings, the training budget (:data:`BUDGET`) and
+the tuning grid (:data:`LR_GRID` x :data:`SAMPLING_GRID`, with the
+single-point defaults :data:`SINGLE_POINT` that grid chooses).
+:func:`check_config` names the first key whose value is not allowed.
+
+The lowest of the VH modules, below the model (:mod:`.vh_model`), the
+training step (:mod:`.vh_step`) and the training and the methods
+(:mod:`.vh`); it needs no PyTorch, so listing, labelling and configuring
+the methods imports none.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..codes import DISTANCES
+from ..metrics import METRICS
+from .base import TUNE_RATINGS
+
+#: Bit sampling, in training (``train_sampling``) and for the codes (``eval_sampling``).
+SAMPLINGS = ("stochastic", "deterministic")
+#: How a rating becomes the target in ``[-m, m]`` (``target_map``): the released code's or min-max.
+TARGET_MAPS = ("released", "minmax")
+
+#: The training-budget rule applied to VH and VH_PHD alike, chosen on
+#: validation data only (chapter "Variational hashing"): validate every 750
+#: iterations, patience 5 evaluations, but early stopping may start only at
+#: iteration 20,000 (the released code lets it start at once, which stops VH
+#: on its initial plateau, at chance).
+BUDGET = {"eval_every": 750, "patience": 5, "min_iterations": 20_000, "max_iterations": 200_000}
+
+#: Learning rate and training-time sampling of the single-point run
+#: (``tune=False``: the quick profile, Figure 4's cells), per method: the
+#: validation choice of the tuning grid at 64 bits on ML-1M, seed 0 (VH: 0.005
+#: and deterministic training; VH_PHD and VH+bias: 0.005 and stochastic
+#: training). The paper's learning rate for both models is 0.001.
+SINGLE_POINT = {"vh": (0.005, "deterministic"), "vh-phd": (0.005, "stochastic"),
+                "vh-bias": (0.005, "stochastic")}
+
+#: The tuning grid: learning rates of the paper's grid {0.005, 0.001} (0.0005
+#: only lengthens VH's plateau) and the released code's two samplings.
+LR_GRID = [0.005, 0.001]
+SAMPLING_GRID = ["stochastic", "deterministic"]
+
+#: Implementation revision, part of every config (hence of the run key).
+IMPL = 1
+
+
+def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
+                   user_bias: bool = False) -> dict:
+    """The full default config of the model (every knob of :func:`phdlib.methods.vh.fit`)."""
+    if distance not in DISTANCES:
+        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+    name = "vh-phd" if distance == "phd" else "vh-bias" if user_bias else "vh"
+    lr, sampling = SINGLE_POINT[name]
+    cfg = {
+        "distance": distance, "user_bias": bool(user_bias),
+        "lr": lr, "train_sampling": sampling,
+        "tune": False, "tune_bits": 64, "tune_ratings": TUNE_RATINGS, "lr_grid": list(LR_GRID),
+        "train_sampling_grid": list(SAMPLING_GRID),
+        "batch_size": 400, "init_range": 1.0, "eval_sampling": "deterministic",
+        "user_mask_grad": True, "target_map": "released", "noise_std": 1.0,
+        "noise_decay": 0.9999, "kl_weight": 0.0, "stop_metric": "ndcg@10",
+        "ties": "expected", "discount": "paper", "device": "auto", "impl": IMPL,
+    }
+    cfg.update(BUDGET)
+    return cfg
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ``ValueError`` naming the first config key whose value is not allowed."""
+    def choice(key, allowed):
+        if cfg[key] not in allowed:
+            raise ValueError(f"config {key!r} must be one of {allowed}, got {cfg[key]!r}")
+
+    def positive(key, integer=False):
+        v = cfg[key]
+        ok = (isinstance(v, (int, np.integer)) and not isinstance(v, bool)) if integer else \
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if not ok or v <= 0 or (not integer and not math.isfinite(v)):
+            kind = "integer" if integer else "number"
+            raise ValueError(f"config {key!r} must be a positive {kind}, got {v!r}")
+
+    choice("distance", DISTANCES)
+    choice("train_sampling", SAMPLINGS)
+    choice("eval_sampling", SAMPLINGS)
+    choice("target_map", TARGET_MAPS)
+    choice("stop_metric", METRICS)
+    for k in ("lr", "init_range"):
+        positive(k)
+    for k in ("batch_size", "eval_every", "patience", "max_iterations"):
+        positive(k, integer=True)
+    for k in ("noise_std", "kl_weight", "min_iterations"):
+        if cfg[k] < 0:
+            raise ValueError(f"config {k!r} must be >= 0, got {cfg[k]!r}")
+    if not (0 < cfg["noise_decay"] <= 1):
+        raise ValueError(f"config 'noise_decay' must be in (0, 1], got {cfg['noise_decay']!r}")
+    for k in ("user_mask_grad", "user_bias"):
+        if not isinstance(cfg[k], bool):
+            raise ValueError(f"config {k!r} must be true or false, got {cfg[k]!r}")
