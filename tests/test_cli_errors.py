@@ -105,6 +105,13 @@ CASES = [
      "the value is not a YAML scalar or list (Exceeds the limit"),
     (["train", "--method", "vh", *SYN, "--set", "lr=&a [*a]"], "refers to itself"),
     (["recommend", "--codes", "", "--user", "1"], "--codes '': empty"),
+    # configuration values that used to allocate terabytes, run forever or fail on a type
+    (["train", "--method", "vh-phd", *SYN, "--set", "batch_size=1099511627776"],
+     "'batch_size' must be at most"),
+    (["train", "--method", "vh-phd", *SYN, "--set", "eval_every=9223372036854775807"],
+     "'eval_every' (9223372036854775807) must be at most 'max_iterations'"),
+    (["train", "--method", "vh-phd", *SYN, "--set", "noise_std=abc"],
+     "'noise_std' must be a finite number >= 0"),
     (["recommend", "--codes", "/tmp", "--user", "1"], "--codes /tmp: is a folder"),
     (["recommend", "--codes", "/dev/zero", "--user", "1"], "is not a regular file"),
     (["recommend", "--codes", "/dev/zero", "--user", "1", "--columns", "user=u,item=i"],

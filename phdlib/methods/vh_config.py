@@ -75,6 +75,10 @@ def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
     return cfg
 
 
+#: The largest mini-batch (ratings a step): beyond it a forged value only allocates.
+MAX_BATCH = 2**26
+
+
 def check_config(cfg: dict) -> None:
     """Raise ``ValueError`` naming the first config key whose value is not allowed."""
     def choice(key, allowed):
@@ -98,10 +102,20 @@ def check_config(cfg: dict) -> None:
         positive(k)
     for k in ("batch_size", "eval_every", "patience", "max_iterations"):
         positive(k, integer=True)
+    if cfg["batch_size"] > MAX_BATCH:
+        raise ValueError(f"config 'batch_size' must be at most {MAX_BATCH:,} (2^26 ratings a "
+                         f"step), got {cfg['batch_size']!r}")
+    if cfg["eval_every"] > cfg["max_iterations"]:
+        raise ValueError(f"config 'eval_every' ({cfg['eval_every']!r}) must be at most "
+                         f"'max_iterations' ({cfg['max_iterations']!r}): the budget is counted "
+                         f"in whole evaluation intervals")
     for k in ("noise_std", "kl_weight", "min_iterations"):
-        if cfg[k] < 0:
-            raise ValueError(f"config {k!r} must be >= 0, got {cfg[k]!r}")
-    if not (0 < cfg["noise_decay"] <= 1):
+        v = cfg[k]
+        number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if not number or not math.isfinite(v) or v < 0:
+            raise ValueError(f"config {k!r} must be a finite number >= 0, got {v!r}")
+    if not isinstance(cfg["noise_decay"], (int, float)) or isinstance(cfg["noise_decay"], bool) \
+            or not (0 < cfg["noise_decay"] <= 1):
         raise ValueError(f"config 'noise_decay' must be in (0, 1], got {cfg['noise_decay']!r}")
     for k in ("user_mask_grad", "user_bias"):
         if not isinstance(cfg[k], bool):
