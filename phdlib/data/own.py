@@ -23,6 +23,7 @@ fingerprint and of every run's key).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -198,21 +199,35 @@ def read_file(path, columns: dict, scale, sep: str | None = None) -> RawRatings:
     or an unreadable file, :class:`DataNotFoundError` when there is no file.
     """
     path = Path(path)
-    if path.is_dir():
-        raise DataError(f"{path}: is a folder; expected a rating file (CSV, TSV or Parquet)")
-    if not path.exists():
-        raise DataNotFoundError(f"rating file not found: {path}")
-    if not path.is_file():
-        raise DataError(f"{path}: is not a regular file (a device, FIFO or socket); expected a "
-                        f"rating file (CSV, TSV or Parquet)")
-    _check_sep(sep)
+    _check_file(path, sep)
     if path.stat().st_size == 0:
         raise DataFormatError(path, 1, "", "the file is empty (expected a header and rating rows)")
-    try:
+    with _boundary(path):
         return _read(path, columns, scale, sep)
+
+
+def _check_file(path: Path, sep) -> None:
+    """A regular file is there and ``sep`` is one character; else an error naming it."""
+    what = "a ratings file (CSV, TSV or Parquet)"
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder; expected {what}")
+    if not path.exists():
+        raise DataNotFoundError(f"ratings file not found: {path}")
+    if not path.is_file():
+        raise DataError(f"{path}: is not a regular file (a device, FIFO or socket); expected "
+                        f"{what}")
+    _check_sep(sep)
+
+
+@contextmanager
+def _boundary(path: Path):
+    """The error boundary of reading a user's file: our own errors pass; any other
+    failure becomes a :class:`DataError` naming the file (never an internal error)."""
+    try:
+        yield
     except DataError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the boundary: a user's file never gives an internal error
+    except Exception as exc:  # noqa: BLE001 - the boundary
         text = " ".join(str(exc).split())[:300]
         raise DataError(f"{path}: unreadable as a ratings file ({type(exc).__name__}: {text})") \
             from exc
@@ -234,15 +249,8 @@ def read_pairs(path, columns: dict, sep: str | None = None) -> tuple[list, list]
     if set(cols) != {"user", "item"}:
         raise ValueError(f"{path}: the columns name no {' or '.join(sorted({'user', 'item'} - set(cols)))} "
                          f"column (expected user=...,item=...)")
-    if path.is_dir():
-        raise DataError(f"{path}: is a folder; expected a ratings file (CSV, TSV or Parquet)")
-    if not path.exists():
-        raise DataNotFoundError(f"ratings file not found: {path}")
-    if not path.is_file():
-        raise DataError(f"{path}: is not a regular file (a device, FIFO or socket); expected a "
-                        f"ratings file (CSV, TSV or Parquet)")
-    _check_sep(sep)
-    try:
+    _check_file(path, sep)
+    with _boundary(path):
         table, parquet = _table(path, cols, sep)
         delim = sep or SUFFIXES.get(path.suffix.lower())
 
@@ -256,12 +264,6 @@ def read_pairs(path, columns: dict, sep: str | None = None) -> tuple[list, list]
             out.append((arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string()))
                        .to_pylist())
         return out[0], out[1]
-    except DataError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the boundary, as in read_file
-        text = " ".join(str(exc).split())[:300]
-        raise DataError(f"{path}: unreadable as a ratings file ({type(exc).__name__}: {text})") \
-            from exc
 
 
 #: What each role's column may hold (pyarrow type predicates), and its words for errors.
