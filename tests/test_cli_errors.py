@@ -109,7 +109,7 @@ CASES = [
     (["train", "--method", "vh-phd", *SYN, "--set", "batch_size=1099511627776"],
      "'batch_size' must be at most"),
     (["train", "--method", "vh-phd", *SYN, "--set", "eval_every=9223372036854775807"],
-     "'eval_every' (9223372036854775807) must be at most 'max_iterations'"),
+     "'eval_every' must be at most 1,000,000,000 iterations"),
     (["train", "--method", "vh-phd", *SYN, "--set", "noise_std=abc"],
      "'noise_std' must be a finite number >= 0"),
     (["recommend", "--codes", "/tmp", "--user", "1"], "--codes /tmp: is a folder"),

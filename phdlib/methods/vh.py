@@ -28,6 +28,7 @@ with seed 0 (chapter "Variational hashing").
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -194,6 +195,10 @@ def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
     cfg, threads = tr.cfg, torch.get_num_threads()
     stopper = EarlyStopping(cfg["patience"], cfg["min_iterations"], cfg["max_iterations"])
     every = int(cfg["eval_every"])
+    if cfg["max_iterations"] < every:  # budgets are whole intervals (vh_config.BUDGET)
+        warnings.warn(f"VH trains whole evaluation intervals: max_iterations "
+                      f"{cfg['max_iterations']} is below eval_every {every}, so training runs "
+                      f"{every} iterations (set eval_every too)", RuntimeWarning, stacklevel=3)
     rows, best_state, train_time, t_start = [], tr.model.state(), 0.0, time.perf_counter()
     seconds_to_best, bar = 0.0, None
     if progress:
