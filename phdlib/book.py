@@ -3,7 +3,7 @@
 Chapters are MyST Markdown notebooks (jupytext text files) listed in
 ``_toc.yml``. :func:`build`:
 
-1. reads the chapter order from ``_toc.yml``;
+1. reads the chapter order from ``_toc.yml`` (:mod:`phdlib.book_project`);
 2. converts each chapter to a notebook with jupytext and executes it with
    papermill (the root page last: it summarises what the chapters found, so it
    is executed after them and again whenever any of them was), passing only the parameters that the chapter's ``parameters``
@@ -35,13 +35,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from .book_params import check_parameters, declared_parameters, kind, used_parameters  # noqa: F401
+# the project's root and chapters live in book_project; project_root, chapters and the old
+# private names (_toc_files, _is_notebook) stay importable from here
+from .book_project import chapters, is_notebook, project_root  # noqa: F401
+from .book_project import is_notebook as _is_notebook, toc_files as _toc_files  # noqa: F401
 # the staging tree and the site build live in book_site; SYNTHETIC_BANNER and
 # SiteBuildError stay importable from here
 from .book_site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .book_site import build_site, fold_injected, stage_static, stage_synthetic_banner
-from .book_params import check_parameters, declared_parameters, kind, used_parameters  # noqa: F401
 from .io import write_json
 
 
@@ -60,50 +62,6 @@ class ChapterResult:
     cached: bool
     executed: bool
     parameters: dict = field(default_factory=dict)
-
-
-def project_root(start: Path | None = None) -> Path:
-    """The directory holding ``_toc.yml``, searched upwards from ``start``."""
-    p = Path(start or Path.cwd()).resolve()
-    for d in (p, *p.parents):
-        if (d / "_toc.yml").is_file() and (d / "_config.yml").is_file():
-            return d
-    raise FileNotFoundError(
-        f"no _toc.yml and _config.yml found in {p} or any parent: run from the phd-book checkout"
-    )
-
-
-def _toc_files(node) -> list[str]:
-    out: list[str] = []
-    if isinstance(node, dict):
-        if "file" in node:
-            out.append(node["file"])
-        if "root" in node:
-            out.append(node["root"])
-        for key in ("parts", "chapters", "sections"):
-            for child in node.get(key, []) or []:
-                out.extend(_toc_files(child))
-    elif isinstance(node, list):
-        for child in node:
-            out.extend(_toc_files(child))
-    return out
-
-
-def chapters(root: Path) -> list[Path]:
-    """Chapter sources (``.md``) in table-of-contents order."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files = []
-    for entry in _toc_files(toc):
-        path = root / (entry if entry.endswith(".md") else entry + ".md")
-        if not path.is_file():
-            raise FileNotFoundError(f"_toc.yml lists {entry!r} but {path} does not exist")
-        files.append(path)
-    return files
-
-
-def _is_notebook(text: str) -> bool:
-    head = text.split("\n---", 2)
-    return text.startswith("---") and "kernelspec" in (head[0] if head else "")
 
 
 def _library_hash(root: Path) -> str:
@@ -214,7 +172,7 @@ def _heartbeat(rel, log, every: float):
     if not every or every <= 0:
         yield
         return
-    from . import results
+    from . import results  # (pandas: only a build that executes a chapter needs it)
 
     def count():
         try:
@@ -289,7 +247,7 @@ def _declared(srcs: list[Path]) -> dict[str, dict]:
         text = src.read_text()
         try:
             out[src.stem] = (declared_parameters(jupytext.reads(text, fmt=src.suffix.lstrip(".")))
-                             if _is_notebook(text) else {})
+                             if is_notebook(text) else {})
         except SyntaxError as exc:
             raise ValueError(f"{src}: its parameters cell is not valid Python "
                              f"({exc.msg}, line {exc.lineno} of the cell)") from None
@@ -321,7 +279,7 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     """
     rel = src.relative_to(root)
     text = src.read_text()
-    if not _is_notebook(text):
+    if not is_notebook(text):
         dst = stage / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dst)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from .names import PROFILES
+
 
 def declared_parameters(nb) -> dict:
     """Names -> default source text of the chapter's ``parameters`` cell."""
@@ -90,13 +92,11 @@ def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
                     f"{_article(kind(default))} (its default is {src}), got "
                     f"{_article(kind(value))}")
     if "profile" in parameters:
-        from .experiments import PROFILES
-
         if parameters["profile"] not in PROFILES:
             raise ValueError(f"parameter profile={shown(parameters['profile'])}: expected one of "
                              f"{', '.join(PROFILES)}")
     if "dataset" in parameters:
-        from . import data
+        from . import data  # (the dataset loaders: only a build naming a dataset needs them)
 
         if parameters["dataset"] not in data.names():
             raise ValueError(f"parameter dataset={shown(parameters['dataset'])}: unknown dataset; "

@@ -1,7 +1,10 @@
 """Grids on a Dask cluster whose workers share no disk with the client.
 
 :func:`phdlib.runner.run_grid` with ``dask=`` (a scheduler address such as
-``"tcp://host:8786"``, or a ``distributed.Client``) runs here. The protocol:
+``"tcp://host:8786"``, or a ``distributed.Client``) runs here (:func:`execute`).
+The runner imports this module; this module takes what a cell is, its split,
+its status and its tuning points from :mod:`phdlib.cells`, as the runner
+does, and imports Dask only when a grid runs on a cluster. The protocol:
 
 1. The client loads each split of the grid from its own data folder and
    scatters it to the workers (once per split, broadcast): workers need no
@@ -38,13 +41,12 @@ import traceback
 from pathlib import Path
 
 from . import methods, results, training
+from .cells import Cell, grid_cells, record, status
+from .usage import usage_since, usage_start
 
 
 def dependency_cells(cell, data_dir=None) -> list:
     """The cells whose stored runs ``cell`` may reuse (points and the tuned anchor)."""
-    from .experiments import Cell
-    from .runner import grid_cells
-
     out = list(grid_cells([cell], data_dir))
     cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
     if methods.get(cell.method).grid(cfg, int(cfg.get("tune_bits") or cell.bits)):
@@ -57,8 +59,6 @@ def dependency_cells(cell, data_dir=None) -> list:
 
 def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
     """Worker: train ``cell`` on ``split`` in a private store; return the runs it created."""
-    from .usage import usage_since, usage_start
-
     # a Dask worker may run cells in several threads at once: its peak is left
     # whole (the worker process's, an upper bound) rather than reset under another cell
     start = usage_start(reset=False)
@@ -96,11 +96,10 @@ def client_for(dask):
 
 def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, name: str,
             outcomes: list, retries: int = 2) -> None:
-    """Run ``todo`` on the cluster; store the returned runs; record outcomes in ``st``."""
-    import distributed
+    """Run ``todo`` on the cluster; store the returned runs; record outcomes in ``st``
+    (:func:`phdlib.cells.record`)."""
+    import distributed  # heavy and optional: only a grid on a cluster needs it
     from tqdm import tqdm
-
-    from .runner import _load_split, _record, status
 
     client, own = client_for(dask)
     try:
@@ -108,7 +107,7 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
         for c in todo:
             k = (c.dataset, c.split_seed)
             if k not in splits:
-                sp = _load_split(c.dataset, c.split_seed, data_dir)
+                sp = c.load_split(data_dir)
                 splits[k] = (client.scatter(sp, broadcast=True, hash=False), sp.fingerprint)
         futures, loaded = {}, {}
         pos = {c: i for i, c in enumerate(st["cell"])}
@@ -127,7 +126,7 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
                 # an anchor not stored yet tunes on the worker: ship its grid's points
                 # on the user sample, if it draws one, that the client's store holds
                 stored += training.stored_on_sample(
-                    c.method, _load_split(c.dataset, c.split_seed, data_dir), c.bits,
+                    c.method, c.load_split(data_dir), c.bits,
                     c.overrides, root)
             fut, fp = splits[(c.dataset, c.split_seed)]
             f = client.submit(remote_cell, c, fut, fp, stored, retries=retries, pure=False,
@@ -147,7 +146,7 @@ def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, n
                 out["path"] = str(results.run_path(out["cell"].method, out["cell"].dataset,
                                                    out["key"], root))
             outcomes.append(out)
-            _record(st, out, twins, pos)
+            record(st, out, twins, pos)
             bar.update(1)
         bar.close()
     finally:

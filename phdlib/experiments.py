@@ -17,6 +17,12 @@ interrupted reproduction resumes where it stopped: a run is stored atomically
 by :func:`phdlib.training.run`, complete or absent), in parallel with joblib,
 and writes a manifest (provenance) beside the runs.
 
+This module holds the paper's grids, profiles and parts. What a cell is
+(:class:`Cell`, :func:`freeze`, :func:`load_split`) lives below it in
+:mod:`phdlib.cells`, and the executor (:func:`run_grid`, :func:`status`,
+:class:`GridError`) in :mod:`phdlib.runner`; both are imported here, never
+the other way round, and their names stay importable from here.
+
 Parallel backends
 -----------------
 ``run_grid(cells, jobs=J)`` uses joblib's default backend (loky processes) on
@@ -35,13 +41,17 @@ worker`` commands).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Iterable
 
 import pandas as pd
 
 from . import methods, results, training
+# the grids below are made of cells (phdlib.cells) and run by the executor (phdlib.runner);
+# these names stay importable from here (experiments.Cell, experiments.run_grid, ...)
+from .cells import Cell, freeze, load_split  # noqa: F401
+from .data import needs_sample
 from .names import PARTS, PROFILES  # the grid's parts and profiles (read by phd --help)
+from .runner import GridError, run_grid, status  # noqa: F401
 
 #: Methods of Figures 1 to 3 (the paper's figure choice).
 FIGURE_METHODS = ["cccf", "dcf", "vh", "vh-phd", "mf"]
@@ -68,32 +78,7 @@ QUICK: dict[str, dict] = {
 }
 
 
-# --------------------------------------------------------------------------- cells and grids
-
-
-def freeze(d: dict | None) -> tuple:
-    """Config overrides as sorted (key, value) pairs, lists as tuples (hashable)."""
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (d or {}).items()))
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run of the grid. ``options`` holds config overrides as sorted pairs."""
-
-    dataset: str
-    method: str
-    bits: int
-    seed: int = 0
-    options: tuple = ()
-    split_seed: int = 0
-
-    @property
-    def overrides(self) -> dict:
-        return dict(self.options)
-
-    def label(self) -> str:
-        opts = ",".join(f"{k}={v}" for k, v in self.options)
-        return f"{self.dataset}/{self.method}/{self.bits}b/s{self.seed}" + (f"[{opts}]" if opts else "")
+# --------------------------------------------------------------------------- grids
 
 
 @dataclass
@@ -228,18 +213,12 @@ def profile_note(profile: str, method_names: Iterable[str], dataset: str | None 
 def sample_note(dataset: str, method_names: Iterable[str], data_dir=None) -> str:
     """A statement that the grids of these methods are chosen on a user sample of
     ``dataset`` (more ratings than their ``tune_ratings``), or ``""`` when they are not."""
-    from .data import needs_sample
-
-    from .training import config_of
-
     split = load_split(dataset, data_dir=data_dir)
     out = []
-    for cap in sorted({config_of(m, split, 64)[0].get("tune_ratings")
+    for cap in sorted({training.config_of(m, split, 64)[0].get("tune_ratings")
                        for m in method_names} - {None}):
         if needs_sample(split, cap):  # config_of kept the cap: a grid draws a sample
-            from .training import tune_split
-
-            s = tune_split(split, {"tune_ratings": cap})
+            s = training.tune_split(split, {"tune_ratings": cap})
             out.append(
                 f"On {dataset} ({split.dataset.n_ratings:,} ratings, more than {cap:,}) every "
                 f"tuning grid is chosen on a user sample of {s.dataset.n_ratings:,} ratings "
@@ -248,23 +227,6 @@ def sample_note(dataset: str, method_names: Iterable[str], data_dir=None) -> str
                 f"'Cost at scale' measures on ML-1M what this changes).")
     return "\n".join(out)
 
-
-# --------------------------------------------------------------------------- running
-
-
-@lru_cache(maxsize=8)
-def _split_cached(dataset: str, split_seed: int, data_dir: str | None):
-    from . import data
-
-    return data.load_split(dataset, seed=split_seed, data_dir=data_dir)
-
-
-def load_split(dataset: str, split_seed: int = 0, data_dir: str | None = None):
-    """The split of ``dataset`` (memoised in this process)."""
-    return _split_cached(dataset, int(split_seed), None if data_dir is None else str(data_dir))
-
-
-from .runner import GridError, run_grid, status  # noqa: E402,F401  (the runner needs Cell and load_split)
 
 # --------------------------------------------------------------------------- reading back
 

@@ -1,11 +1,18 @@
 """Running a grid of cells through the results store, on one machine or a Dask cluster.
 
-:func:`run_grid` trains only the cells (:class:`phdlib.experiments.Cell`)
-that the store does not hold yet, so an interrupted grid resumes where it
+:func:`run_grid` trains only the cells (:class:`phdlib.cells.Cell`) that
+the store does not hold yet, so an interrupted grid resumes where it
 stopped (a run is stored atomically by :func:`phdlib.training.run`, complete
-or absent), in parallel with joblib, and writes a manifest (provenance)
-beside the runs in ``<results>/_grids/``. :func:`status` says which cells
-are stored. See :mod:`phdlib.experiments` for the parallel backends.
+or absent), in parallel with joblib or on a Dask cluster
+(:mod:`phdlib.cluster`), and writes a manifest (provenance) beside the runs
+in ``<results>/_grids/`` (:func:`load_manifest` reads it back).
+:func:`status` says which cells are stored. See :mod:`phdlib.experiments`
+for the parallel backends.
+
+This is the executor: what a cell is, its split, its status and its
+tuning points come from :mod:`phdlib.cells`; the grids of the paper are
+built in :mod:`phdlib.experiments`, which imports this module (never the
+other way round).
 """
 from __future__ import annotations
 
@@ -22,14 +29,13 @@ from typing import Iterable
 import pandas as pd
 
 from . import __version__, methods, results, training
-from .io import write_json
+from .bench.machine import load_average
+# re-exported: runner.status and runner.grid_cells, as before they moved to cells
+from .cells import grid_cells, record, status  # noqa: F401
+from .cluster import execute as execute_on_cluster
+from .io import records, write_json
 from .provenance import git_commit  # noqa: F401  (re-exported: runner.git_commit)
-
-
-def _load_split(dataset: str, split_seed: int, data_dir):
-    from .experiments import load_split  # experiments imports this module
-
-    return load_split(dataset, split_seed, data_dir)
+from .usage import peak_rss_mb, usage_since, usage_start
 
 
 def _root(root) -> Path:
@@ -40,43 +46,15 @@ def _root(root) -> Path:
 MANIFEST_FORMAT = "phd-grid"
 MANIFEST_VERSION = 1
 
-_STATUS_COLUMNS = ["cell", "dataset", "method", "bits", "seed", "options", "key", "path", "status",
-                   "error"]
-
-
-def status(cells: Iterable, root=None, data_dir=None) -> pd.DataFrame:
-    """One row per cell: ``cell``, ``status`` (stored / missing), ``key``, ``path``.
-
-    A run is ``stored`` only when it verifies (:func:`phdlib.results.verify`):
-    a corrupt or incomplete one is reported and counts as missing.
-    """
-    root = _root(root)
-    rows = []
-    for c in cells:
-        row = dict(zip(_STATUS_COLUMNS, (c, c.dataset, c.method, c.bits, c.seed,
-                                         ",".join(f"{k}={v}" for k, v in c.options),
-                                         None, None, "missing", None)))
-        split = _load_split(c.dataset, c.split_seed, data_dir)
-        cfg = training.config_of(c.method, split, c.bits, c.overrides)[0]
-        key = results.run_key(c.method, c.dataset, c.bits, c.seed, cfg, split.fingerprint)
-        path = results.run_path(c.method, c.dataset, key, root)
-        row.update(key=key, path=str(path))
-        if results.stored(path, root):
-            row["status"] = "stored"
-        rows.append(row)
-    return pd.DataFrame(rows, columns=_STATUS_COLUMNS)
-
 
 def _run_cell(cell, root: str, data_dir: str | None, client_pid: int | None = None) -> dict:
     """Worker: train one cell through the store. Returns a small picklable dict.
 
     client_pid: the grid's own process; a cell run in it (one job) leaves its
     peak memory whole, so the peak recorded is that process's (``"process"``)."""
-    from .usage import usage_since, usage_start
-
     start = usage_start(reset=os.getpid() != client_pid)
     try:
-        split = _load_split(cell.dataset, cell.split_seed, data_dir)
+        split = cell.load_split(data_dir)
         run = training.run(cell.method, split, cell.bits, seed=cell.seed, overrides=cell.overrides,
                           progress=False, root=Path(root))
         return {"cell": cell, "ok": True, "train_seconds": float(run.wall_seconds),
@@ -101,67 +79,6 @@ class GridError(RuntimeError):
         self.report = report
 
 
-def grid_cells(cells: Iterable, data_dir=None) -> list:
-    """Tuning points of the given cells, as cells of their own (for parallel tuning).
-
-    A cell whose method tunes over a grid of independent points
-    (:attr:`phdlib.methods.Method.parallel_grid`) expands into one cell per
-    point (at the width and seed grids are tuned at: ``tune_bits`` when set,
-    :data:`phdlib.training.TUNE_SEED`); the tuned cell then only assembles
-    the stored points. Methods whose points
-    share work (MF's epoch counts) stay whole: their tuned run at that width
-    and seed becomes one cell, so that the other seeds' cells only reuse it.
-    So do grids chosen on a user sample (a dataset over ``tune_ratings``:
-    :func:`phdlib.training.tune_split`), whose points are runs on the sample,
-    not cells of the dataset.
-    """
-    from .data import needs_sample
-    from .experiments import Cell, freeze
-
-    out = {}
-    for c in cells:
-        method = methods.get(c.method)
-        cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
-        bits = int(cfg.get("tune_bits") or c.bits)
-        anchor = methods.resolve_config(c.method, c.dataset, bits, c.overrides)
-        points = method.grid(anchor, bits)
-        if not points:
-            continue
-        whole = not method.parallel_grid or needs_sample(
-            _load_split(c.dataset, c.split_seed, data_dir), anchor.get("tune_ratings"))
-        if whole:  # the tuned run itself, once, before its transfers
-            if (bits, c.seed) != (c.bits, training.TUNE_SEED):
-                out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, c.options, c.split_seed)] = None
-            continue
-        for pt in points:
-            ov = {**c.overrides, **pt}
-            out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, freeze(ov), c.split_seed)] = None
-    return list(out)
-
-
-def _record(st: pd.DataFrame, out: dict, twins: dict, pos: dict) -> None:
-    """Write one cell's outcome into ``st`` (and into the rows of its twins: same key).
-
-    pos: ``{cell: row of st}``, built once per grid phase.
-    """
-    key = st.at[pos[out["cell"]], "key"]
-    for j, twin in enumerate(twins[key]):
-        i = pos[twin]
-        st.at[i, "seconds"] = out["seconds"] if j == 0 else 0.0
-        # a twin reuses the run: it cost nothing, as a cell found stored
-        st.at[i, "cpu_seconds"] = out.get("cpu_seconds", float("nan")) if j == 0 else 0.0
-        st.at[i, "peak_rss_mb"] = out.get("peak_rss_mb", float("nan")) if j == 0 else float("nan")
-        st.at[i, "peak_rss"] = out.get("peak_rss") if j == 0 else None
-        if out["ok"]:
-            st.at[i, "status"] = "ran" if j == 0 else "stored"
-            st.at[i, "key"] = out["key"]
-            st.at[i, "path"] = out["path"]
-            st.at[i, "ndcg@10"] = out["metrics"].get("ndcg@10", float("nan"))
-        else:
-            st.at[i, "status"] = "failed"
-            st.at[i, "error"] = out["error"]
-
-
 def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, progress, name,
              outcomes: list) -> None:
     """Run ``todo`` with joblib; record each outcome in ``st`` (and its twins)."""
@@ -176,7 +93,7 @@ def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, pr
                                                  os.getpid())
                        for c in todo):
             outcomes.append(out)
-            _record(st, out, twins, pos)
+            record(st, out, twins, pos)
             bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
                                 f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
             bar.update(1)
@@ -240,15 +157,11 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     st["seconds"] = st["cpu_seconds"] = 0.0
     st["peak_rss_mb"] = st["ndcg@10"] = float("nan")
     st["peak_rss"] = None
-    from .bench.machine import load_average
-
     load_start = load_average()
     outcomes: list = []
     for phase in (set(first), set(cells)):
         todo, twins = _missing(st, phase)
         if todo and dask is not None:
-            from .cluster import execute as execute_on_cluster
-
             execute_on_cluster(st, todo, twins, dask, root, data_dir, progress, name, outcomes)
         elif todo:
             _execute(st, todo, twins, jobs, root, data_dir, progress, name, outcomes)
@@ -294,10 +207,6 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
     (``peak_rss``, :func:`phdlib.usage.usage_since`); NaN (not measured) is null.
     """
     import joblib
-
-    from .bench.machine import load_average
-    from .io import records
-    from .usage import peak_rss_mb
 
     backend = run["backend"] or type(joblib.parallel.get_active_backend()[0]).__name__
     cells = pd.DataFrame({

@@ -69,7 +69,7 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
             if len(done) == 2:
                 os.kill(victim, signal.SIGKILL)
 
-        monkeypatch.setattr("phdlib.runner._record", _spy(kill_one))
+        monkeypatch.setattr("phdlib.cluster.record", _spy(kill_one))
         rep = E.run_grid(cells, dask=client, progress=False, name="cluster")
     assert len(done) >= 2  # the kill happened mid-grid
     assert (rep["status"] == "ran").all(), rep[["method", "bits", "seed", "status", "error"]]
@@ -93,9 +93,9 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
 
 
 def _spy(hook):
-    from phdlib import runner
+    from phdlib import cluster
 
-    real = runner._record
+    real = cluster.record
 
     def record(*args):
         real(*args)

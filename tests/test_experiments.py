@@ -66,7 +66,9 @@ class _Fake(Method):
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
     methods.register(_Fake())
-    monkeypatch.setattr(E, "load_split", lambda ds, seed=0, data_dir=None: _FakeSplit(ds, seed))
+    # where every cell's split is loaded (Cell.load_split), for status and the runner
+    monkeypatch.setattr("phdlib.cells.load_split",
+                        lambda ds, seed=0, data_dir=None: _FakeSplit(ds, seed))
     monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path))
     CALLS.clear()
     yield tmp_path
