@@ -116,7 +116,7 @@ def test_run_grid_tunes_a_sampled_grid_once_for_every_seed(synthetic_split, tmp_
         yield from real(self, split, bits, seed, configs, progress)
 
     monkeypatch.setattr(mf_methods._MFBase, "fit_grid", spy)
-    monkeypatch.setattr(E, "load_split", lambda ds, seed=0, data_dir=None: sp)
+    monkeypatch.setattr("phdlib.cells.load_split", lambda ds, seed=0, data_dir=None: sp)
     cells = [E.Cell("synthetic", "mf-als", 16, s, E.freeze(OV)) for s in (0, 1, 2)]
     import joblib
 
