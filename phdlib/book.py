@@ -55,6 +55,11 @@ class ChapterError(RuntimeError):
     """A chapter raised while it was executed."""
 
 
+class ChapterNotBuilt(ValueError):
+    """``--chapter`` left out a chapter that has never been executed (a user's choice to
+    change, not a failure of the chapter)."""
+
+
 @dataclass
 class ChapterResult:
     name: str
@@ -302,8 +307,9 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     if cached or (skip and executed_nb.is_file()):
         status = "cached" if cached else "kept (not selected)"
     elif skip:
-        raise ChapterError(f"chapter {src.stem!r} was not selected and has never been executed: "
-                           f"run without --chapter first")
+        raise ChapterNotBuilt(f"chapter {src.stem!r} was not selected and has never been "
+                              f"executed: run without --chapter first, or add --chapter "
+                              f"{src.stem}")
     else:
         log(f"[book] executing {rel} ...")
         key_file.unlink(missing_ok=True)

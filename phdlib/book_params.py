@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from .names import PROFILES
+from .names import MAX_BITS, PROFILES
 
 
 def declared_parameters(nb) -> dict:
@@ -91,6 +91,10 @@ def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
                     f"parameter {name}={shown(value)}: chapter {chapter!r} expects "
                     f"{_article(kind(default))} (its default is {src}), got "
                     f"{_article(kind(value))}")
+            problem = _range_problem(name, value, default)
+            if problem:
+                raise ValueError(f"parameter {name}={shown(value)}: {problem} (chapter "
+                                 f"{chapter!r}, default {src})")
     if "profile" in parameters:
         if parameters["profile"] not in PROFILES:
             raise ValueError(f"parameter profile={shown(parameters['profile'])}: expected one of "
@@ -101,6 +105,30 @@ def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
         if parameters["dataset"] not in data.names():
             raise ValueError(f"parameter dataset={shown(parameters['dataset'])}: unknown dataset; "
                              f"expected one of {', '.join(data.names())}")
+
+
+#: Integer parameters with an upper bound besides 2^63 - 1: code widths, and the
+#: processes or threads a build may start.
+_CEILINGS = {"bits": MAX_BITS, "widths": MAX_BITS, "sweep_bits": MAX_BITS, "jobs": 1024,
+             "threads": 1024}
+
+
+def _range_problem(name: str, value, default) -> str | None:
+    """Why an integer parameter (or an integer in a list) is out of range, or None.
+    A default of 1 or more makes it a count (at least 1), a default of 0 a seed or an
+    index (at least 0); none may pass 2^63 - 1, nor the ceilings of :data:`_CEILINGS`."""
+    ints = [v for v in (value if isinstance(value, list) else [value])
+            if isinstance(v, int) and not isinstance(v, bool)]
+    defaults = [d for d in (default if isinstance(default, list) else [default])
+                if isinstance(d, int) and not isinstance(d, bool)]
+    if not ints or not defaults:
+        return None
+    lo = 1 if min(defaults) >= 1 else 0
+    hi = min(_CEILINGS.get(name, 2**63 - 1), 2**63 - 1)
+    bad = next((v for v in ints if not lo <= v <= hi), None)
+    if bad is None:
+        return None
+    return f"{shown(bad)} is outside {lo}..{hi:,}"
 
 
 def shown(value, limit: int = 60) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import names as _names
 from .kernels import bits as _k
 
 WORD_BITS = 64
@@ -52,8 +53,8 @@ __all__ = [
 ]
 
 
-#: The widest code a run may have (16 words; VH's Adam state at Amazon's shape is then ~5 GB).
-MAX_BITS = 1024
+#: The widest code a run may have (:data:`phdlib.names.MAX_BITS`).
+MAX_BITS = _names.MAX_BITS
 
 
 def n_words(m: int) -> int:

@@ -1,4 +1,5 @@
-"""The names of methods, grid parts and profiles, in a module that imports nothing.
+"""The names of methods, grid parts and profiles, and the widest code, in a module that
+imports nothing.
 
 ``phd --help`` must answer at once, so the ``phd`` parsers cannot import
 :mod:`phdlib.methods` or :mod:`phdlib.experiments` (pandas, Numba, PyTorch)
@@ -33,3 +34,7 @@ METHODS: dict[str, str] = {
 PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol")
 #: The reproduction profiles: the paper's settings and reduced ones for checks.
 PROFILES = ("full", "quick")
+
+#: The widest code a run may have, in bits (16 words; VH's Adam state at Amazon's shape
+#: is then ~5 GB). :data:`phdlib.codes.MAX_BITS` is this.
+MAX_BITS = 1024

@@ -165,7 +165,7 @@ def test_selection_errors_need_no_kernel(tmp_path):
     root = make_project(tmp_path, {"b": chapter("B", "2"), "a": chapter("A", "1")})
     with pytest.raises(ValueError, match=r"unknown chapter\(s\) \['nope'\]"):
         book.build(root=root, only=["nope"], site=False, log=lambda *a: None)
-    with pytest.raises(book.ChapterError, match="chapter 'b' was not selected and has never been executed"):
+    with pytest.raises(book.ChapterNotBuilt, match="chapter 'b' was not selected and has never been executed"):
         book.build(root=root, only=["a"], site=False, log=lambda *a: None)
     assert not (root / "_build/exec/book/a.ipynb").exists()
 

@@ -105,6 +105,15 @@ CASES = [
      "the value is not a YAML scalar or list (Exceeds the limit"),
     (["train", "--method", "vh", *SYN, "--set", "lr=&a [*a]"], "refers to itself"),
     (["recommend", "--codes", "", "--user", "1"], "--codes '': empty"),
+    # chapter parameters out of their range (each used to be accepted)
+    (["book", "build", "--no-site", "--chapter", "table1", "--param", "seed=-5"],
+     "parameter seed=-5: -5 is outside 0.."),
+    (["book", "build", "--no-site", "--chapter", "table1", "--param", "widths=[32, 2000]"],
+     "2000 is outside 1..1,024"),
+    (["book", "build", "--no-site", "--chapter", "table1", "--param", "jobs=100000000000"],
+     "outside 1..1,024"),
+    (["book", "build", "--no-site", "--chapter", "table1", "--param", "seeds=0"],
+     "parameter seeds=0: 0 is outside 1.."),
     # configuration values that used to allocate terabytes, run forever or fail on a type
     (["train", "--method", "vh-phd", *SYN, "--set", "batch_size=1099511627776"],
      "'batch_size' must be at most"),

@@ -7,6 +7,8 @@ import math
 import sys
 from typing import Any
 
+from .. import names as _names
+
 
 def add_json_flag(parser) -> None:
     parser.add_argument(
@@ -110,9 +112,8 @@ def _recursive(value, seen=()) -> bool:
 
 #: The largest seed accepted (seeds are 64-bit signed integers everywhere).
 MAX_SEED = 2**63 - 1
-#: The widest code accepted (:data:`phdlib.training.MAX_BITS`, kept here so that
-#: ``phd --help`` imports nothing heavy).
-MAX_BITS = 1024
+#: The widest code accepted (:data:`phdlib.names.MAX_BITS`).
+MAX_BITS = _names.MAX_BITS
 
 
 def int_in(lo: int, hi: int | None = None):
