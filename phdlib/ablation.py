@@ -24,12 +24,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import methods, stats, training
+from . import codes, methods, stats, training
 from .evaluation import evaluate
 from .metrics import METRICS
 from .methods import BlockCodeModel, CodeModel
 
-DISTANCES = ("hamming", "phd")
+#: The distances every code method's codes are ranked by, in the order shown
+#: (:data:`phdlib.codes.DISTANCE_NAMES`: Hamming, then PHD).
+DISTANCES = codes.DISTANCE_NAMES
 
 
 def as_codes(model) -> CodeModel | None:
@@ -107,8 +109,9 @@ def distance_tests(per_user: dict, alpha: float = 0.05) -> pd.DataFrame:
     """
     rows = []
     for m, b in sorted({(m, b) for m, b, _ in per_user}, key=lambda k: (k[1], k[0])):
-        cmp = stats.compare({"phd": per_user[(m, b, "phd")], "hamming": per_user[(m, b, "hamming")]},
-                            ["phd"], ["hamming"], METRICS, family="method", alpha=alpha)
+        new, old = codes.PHD.name, codes.HAMMING.name
+        cmp = stats.compare({d: per_user[(m, b, d)] for d in (new, old)},
+                            [new], [old], METRICS, family="method", alpha=alpha)
         for _, c in cmp.iterrows():
             worse = c["mean_diff"] < 0 and c["p_adj"] < alpha
             rows.append({"method": m, "bits": b, "metric": c["metric"], "mean_diff": c["mean_diff"],

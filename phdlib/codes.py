@@ -23,15 +23,26 @@ its own words (how a model of codes scores the pairs it is evaluated on).
 
 The ``*_reference`` functions are plain NumPy versions of the same
 definitions, computed on unpacked ±1 codes; tests compare the kernels to them.
+
+One :class:`Distance` per distance (:data:`HAMMING`, :data:`PHD`) owns all that
+differs between them: its name, symmetry, table and pair scoring, search-kernel op
+and how a Hamming-only engine serves it. :data:`DISTANCES` (name -> Distance) is the
+one list of them, :func:`distance` the lookup, and :data:`RANKS` what a method may
+rank by (the distances and ``"score"``). Configs and run keys hold the name, a plain
+string.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 import numpy as np
 
 from . import names as _names
+from . import padding
 from .kernels import bits as _k
+from .kernels import search as _ks
 
 WORD_BITS = 64
 _U64 = np.uint64
@@ -44,7 +55,13 @@ __all__ = [
     "hamming",
     "phd",
     "inner_product_pm1",
+    "Distance",
+    "HAMMING",
+    "PHD",
     "DISTANCES",
+    "DISTANCE_NAMES",
+    "RANKS",
+    "distance",
     "item_store",
     "pair_distances",
     "popcount",
@@ -254,6 +271,41 @@ def unpack(packed: PackedCodes, encoding: str = "pm1") -> np.ndarray:
     return out[0] if packed.single else out
 
 
+# --------------------------------------------------------------------------- references
+
+
+def _pm1(x) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype == np.bool_:
+        return np.where(a, 1, -1).astype(np.int8)
+    return a
+
+
+def hamming_reference(query, items) -> np.ndarray:
+    """Plain NumPy Hamming distance on unpacked ±1 (or bool) codes.
+
+    query: ``(m,)`` or ``(q, m)``; items: ``(n, m)``. Returns int32
+    ``(n,)`` or ``(q, n)``: the number of dimensions where the codes differ.
+    """
+    q, it = _pm1(query), _pm1(items)
+    if q.ndim == 1:
+        return (q[None, :] != it).sum(axis=1).astype(np.int32)
+    return (q[:, None, :] != it[None, :, :]).sum(axis=2).astype(np.int32)
+
+
+def phd_reference(query, items) -> np.ndarray:
+    """Plain NumPy PHD on unpacked ±1 (or bool) codes.
+
+    The number of dimensions where the user is +1 and the item is -1, i.e.
+    Hamming restricted to the user's enabled bits. Shapes as
+    :func:`hamming_reference`.
+    """
+    q, it = _pm1(query), _pm1(items)
+    if q.ndim == 1:
+        return ((q[None, :] == 1) & (it == -1)).sum(axis=1).astype(np.int32)
+    return ((q[:, None, :] == 1) & (it[None, :, :] == -1)).sum(axis=2).astype(np.int32)
+
+
 # --------------------------------------------------------------------------- distances
 
 
@@ -330,23 +382,126 @@ def inner_product_pm1(query: PackedCodes, items: PackedCodes) -> np.ndarray:
     return query.m - 2 * hamming(query, items)
 
 
-# --------------------------------------------------------------------------- scoring pairs
-
-#: The code distances a model ranks by (smaller first).
-DISTANCES = ("hamming", "phd")
+# --------------------------------------------------------------------------- the Distance concept
 
 
-def _check_distance(distance: str) -> None:
-    if distance not in DISTANCES:
-        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+@dataclass(frozen=True, eq=False)
+class Distance:
+    """A code distance items are ranked by (smaller first): one of :data:`DISTANCES`.
+
+    Everything the library does differently for Hamming and PHD is asked of
+    this object, never decided by comparing names:
+
+    - ``name``: the plain string configs, run keys and method ``ranks_by`` hold;
+    - ``symmetric``: ``d(u, i) == d(i, u)`` (Hamming) or not (PHD: the user's
+      bits select what counts, so user codes go first);
+    - :meth:`store`: the form item codes are scanned in (plain for Hamming,
+      negated once for PHD, so a PHD costs one AND and one popcount);
+    - :meth:`table`: the ``(users, items)`` matrix of distances (:func:`hamming`,
+      :func:`phd`); :meth:`pairs`: the distance of each (user, item) pair
+      (:func:`pair_distances`); :meth:`reference`: plain NumPy on ±1 codes;
+    - ``search_op``: the :mod:`phdlib.kernels.search` op of a
+      :class:`phdlib.search.BinaryIndex` scan over :meth:`store`'d codes;
+    - :meth:`engine_bytes`, :meth:`engine_items`, :meth:`engine_queries`,
+      :meth:`from_engine`: how a Hamming-only engine (faiss, Milvus) serves it
+      (PHD through the padding of :mod:`phdlib.padding`, Hamming as is).
+    """
+
+    name: str
+    symmetric: bool
+    #: item codes are scanned negated (stored NOT)
+    items_negated: bool
+    #: :mod:`phdlib.kernels.bits` op of the pair kernel (on :meth:`store`'d items)
+    pair_op: int
+    #: :mod:`phdlib.kernels.search` op of a top-k scan (on :meth:`store`'d items)
+    search_op: int
+    _table: Callable = field(repr=False)
+    _reference: Callable = field(repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def store(self, item_codes: PackedCodes) -> PackedCodes:
+        """Item codes in the form searched: plain for Hamming, negated for PHD."""
+        if item_codes.negated == self.items_negated:
+            return item_codes
+        return item_codes.negate()
+
+    def table(self, query: PackedCodes, items: PackedCodes) -> np.ndarray:
+        """Distance of each query (user) code to each item code: int32 ``(n,)`` for
+        one query, ``(q, n)`` for ``q``. Items plain or negated."""
+        return self._table(query, self.store(items))
+
+    def pairs(self, user_codes: PackedCodes, item_codes: PackedCodes, user, item) -> np.ndarray:
+        """Distance of each ``(user[k], item[k])`` pair: :func:`pair_distances`."""
+        return pair_distances(user_codes, item_codes, user, item, self)
+
+    def reference(self, query, items) -> np.ndarray:
+        """Plain NumPy distances on unpacked ±1 (or bool) codes (the tests' reference)."""
+        return self._reference(query, items)
+
+    # ----------------------------------------------------------- Hamming-only engines
+
+    def engine_bytes(self, m: int) -> int:
+        """Bytes of one code as a Hamming engine holds it."""
+        return padding.padded_bytes(m) if self.items_negated else n_words(m) * 8
+
+    def engine_items(self, words: np.ndarray, m: int) -> np.ndarray:
+        """Item codes (uint64 ``(n, w)``, plain) as uint8 rows for a Hamming engine."""
+        if self.items_negated:
+            return padding.pad_items(words, m)
+        return np.ascontiguousarray(words).view(np.uint8)
+
+    def engine_queries(self, words: np.ndarray, m: int):
+        """User codes (uint64 ``(q, w)``) as uint8 rows for a Hamming engine, and what
+        :meth:`from_engine` needs to map its answer back (``|u|`` for PHD, else None)."""
+        if self.items_negated:
+            return padding.pad_users(words, m), padding.popcounts(words, m)
+        return np.ascontiguousarray(words).view(np.uint8), None
+
+    def from_engine(self, hamming: np.ndarray, aux, m: int) -> np.ndarray:
+        """This distance from a Hamming engine's distances ``(q, k)`` of the codes of
+        :meth:`engine_queries` / :meth:`engine_items` (``aux``: its second value).
+        ``ValueError`` when they are not such distances."""
+        if not self.items_negated:
+            return hamming
+        return padding.phd_from_padded(hamming, aux, m)
 
 
-def item_store(item_codes: PackedCodes, distance: str) -> PackedCodes:
+#: Hamming distance ``popcount(u XOR i)``: symmetric.
+HAMMING = Distance("hamming", symmetric=True, items_negated=False, pair_op=_k.HAMMING,
+                   search_op=_ks.OP_XOR, _table=hamming, _reference=hamming_reference)
+#: Projected Hamming dissimilarity ``popcount(u AND NOT i)``: user first.
+PHD = Distance("phd", symmetric=False, items_negated=True, pair_op=_k.AND,
+               search_op=_ks.OP_AND, _table=phd, _reference=phd_reference)
+
+#: The code distances a model ranks by (smaller first): name -> :class:`Distance`,
+#: in the order they are shown (Hamming, then PHD). Iterating gives the names.
+DISTANCES: Mapping[str, Distance] = MappingProxyType({d.name: d for d in (HAMMING, PHD)})
+#: Their names, in order (a tuple: what configs and messages list).
+DISTANCE_NAMES: tuple[str, ...] = tuple(DISTANCES)
+#: What a method ranks by: a code distance (smaller first) or ``"score"``, a
+#: real-valued score (larger first: MF-like methods), which is not a code distance.
+RANKS: tuple[str, ...] = (*DISTANCE_NAMES, "score")
+
+
+def distance(name) -> Distance:
+    """The :class:`Distance` called ``name`` (a Distance is returned as is).
+    ``ValueError`` naming the known ones for any other name."""
+    if isinstance(name, Distance):
+        return name
+    try:
+        return DISTANCES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"distance must be one of {DISTANCE_NAMES}, got {name!r}") from None
+
+
+_distance = distance  # for functions whose parameter is called ``distance``
+
+
+def item_store(item_codes: PackedCodes, distance) -> PackedCodes:
     """Item codes in the form searched: plain for Hamming, negated for PHD."""
-    _check_distance(distance)
-    if distance == "phd":
-        return item_codes if item_codes.negated else item_codes.negate()
-    return item_codes.negate() if item_codes.negated else item_codes
+    return _distance(distance).store(item_codes)
 
 
 def pair_distances(user_codes: PackedCodes, item_codes: PackedCodes, user, item,
@@ -362,7 +517,7 @@ def pair_distances(user_codes: PackedCodes, item_codes: PackedCodes, user, item,
     for 2.5M pairs). Item codes are packed once (negated for PHD, so a PHD
     costs one AND and one popcount), each pair on its own words.
     """
-    _check_distance(distance)
+    dist = _distance(distance)
     _check_pair(user_codes, item_codes, "pair_distances")  # same width, plain user codes
     user = np.asarray(user)
     item = np.asarray(item)
@@ -375,45 +530,10 @@ def pair_distances(user_codes: PackedCodes, item_codes: PackedCodes, user, item,
     if item.size and (item.min() < 0 or item.max() >= item_codes.n):
         raise ValueError(f"item ids must lie in [0, {item_codes.n}); got range "
                          f"[{item.min()}, {item.max()}]")
-    items = item_store(item_codes, distance)
+    items = dist.store(item_codes)
     out = np.empty(user.shape[0], dtype=np.int32)
     if user.size:
-        _k.pair_scan(_k.AND if distance == "phd" else _k.HAMMING,
+        _k.pair_scan(dist.pair_op,
                      np.ascontiguousarray(user_codes.words), np.ascontiguousarray(items.words),
                      user.astype(np.int64), item.astype(np.int64), out)
     return out
-
-
-# --------------------------------------------------------------------------- references
-
-
-def _pm1(x) -> np.ndarray:
-    a = np.asarray(x)
-    if a.dtype == np.bool_:
-        return np.where(a, 1, -1).astype(np.int8)
-    return a
-
-
-def hamming_reference(query, items) -> np.ndarray:
-    """Plain NumPy Hamming distance on unpacked ±1 (or bool) codes.
-
-    query: ``(m,)`` or ``(q, m)``; items: ``(n, m)``. Returns int32
-    ``(n,)`` or ``(q, n)``: the number of dimensions where the codes differ.
-    """
-    q, it = _pm1(query), _pm1(items)
-    if q.ndim == 1:
-        return (q[None, :] != it).sum(axis=1).astype(np.int32)
-    return (q[:, None, :] != it[None, :, :]).sum(axis=2).astype(np.int32)
-
-
-def phd_reference(query, items) -> np.ndarray:
-    """Plain NumPy PHD on unpacked ±1 (or bool) codes.
-
-    The number of dimensions where the user is +1 and the item is -1, i.e.
-    Hamming restricted to the user's enabled bits. Shapes as
-    :func:`hamming_reference`.
-    """
-    q, it = _pm1(query), _pm1(items)
-    if q.ndim == 1:
-        return ((q[None, :] == 1) & (it == -1)).sum(axis=1).astype(np.int32)
-    return ((q[:, None, :] == 1) & (it[None, :, :] == -1)).sum(axis=2).astype(np.int32)

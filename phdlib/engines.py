@@ -21,8 +21,7 @@ import warnings
 
 import numpy as np
 
-from . import padding
-from .codes import _check_width, n_words
+from .codes import _check_width, distance
 
 MISSING_DISTANCE = np.iinfo(np.int32).max
 #: The most results Milvus returns for one query.
@@ -53,34 +52,34 @@ class _Padded:
     """Shared part: padding, mapping back, canonical order."""
 
     def __init__(self, bits: int, metric: str = "phd"):
-        if metric not in ("phd", "hamming"):
-            raise ValueError(f"metric must be 'phd' or 'hamming', got {metric!r}")
+        self.distance = distance(metric)  # ValueError naming the known metrics
         self.m = _check_width(bits)
         self.metric = metric
         self.ntotal = 0
         # the engine's code width in bits (bytes * 8)
-        self.d = 8 * (padding.padded_bytes(self.m) if metric == "phd" else n_words(self.m) * 8)
+        self.d = 8 * self.distance.engine_bytes(self.m)
 
     def _items(self, codes) -> np.ndarray:
         w = _words(codes, self.m, f"{type(self).__name__}.add")
-        return padding.pad_items(w, self.m) if self.metric == "phd" else \
-            np.ascontiguousarray(w).view(np.uint8)
+        return self.distance.engine_items(w, self.m)
 
     def _queries(self, codes):
         w = _words(codes, self.m, f"{type(self).__name__}.search")
-        if self.metric == "phd":
-            return padding.pad_users(w, self.m), padding.popcounts(w, self.m)
-        return np.ascontiguousarray(w).view(np.uint8), None
+        return self.distance.engine_queries(w, self.m)
 
-    def _back(self, h: np.ndarray, ids: np.ndarray, pops) -> np.ndarray:
-        if self.metric == "hamming":
+    def _back(self, h: np.ndarray, ids: np.ndarray, aux) -> np.ndarray:
+        if not self.distance.items_negated:  # the engine's own distance
             return h
         out = np.full(h.shape, MISSING_DISTANCE, dtype=np.int64)
         ok = ids >= 0
-        twice = h.astype(np.int64) - self.m + pops[:, None]
-        if (twice[ok] % 2).any() or (twice[ok] < 0).any():
-            raise RuntimeError("the engine returned distances that are not padded PHDs")
-        out[ok] = twice[ok] // 2
+        # missing slots hold any distance: give them one that maps back (to 0), then drop them
+        h = np.where(ok, np.asarray(h, dtype=np.int64), self.m - np.asarray(aux)[:, None])
+        try:
+            d = self.distance.from_engine(h, aux, self.m)
+        except ValueError as e:
+            raise RuntimeError(f"the engine returned distances that are not padded PHDs ({e})") \
+                from None
+        out[ok] = d[ok]
         return out
 
     def _with_ties(self, raw, q: np.ndarray, k: int, cap: int):

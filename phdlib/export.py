@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, data, results
-from .codes import MAX_BITS, n_words
+from .codes import DISTANCE_NAMES, MAX_BITS, n_words
 from .io import atomic_write, json_default
 from .search import BinaryIndex
 
@@ -143,7 +143,7 @@ def _ids_of(run, data_dir=None) -> tuple[np.ndarray, np.ndarray]:
 def codes_of_run(run, data_dir=None) -> Codes:
     """The :class:`Codes` of a stored code run (``results.load(path)``)."""
     ranks_by = run.extra.get("ranks_by")
-    if ranks_by not in ("phd", "hamming") or "user_codes" not in run.arrays:
+    if ranks_by not in DISTANCE_NAMES or "user_codes" not in run.arrays:
         raise ValueError(f"run {run.path}: method {run.method!r} ranks by {ranks_by!r}, not by "
                          f"binary codes; only code methods (ranking by 'phd' or 'hamming') "
                          f"can be exported")
@@ -327,7 +327,7 @@ def _load_codes(path: Path, bad) -> Codes:
     bits, dist = _scalar(f, "bits", "i", bad), _scalar(f, "distance", "U", bad)
     if not 1 <= bits <= MAX_BITS:
         raise bad(f"field 'bits' is {bits}; expected a code width in 1..{MAX_BITS}")
-    if dist not in ("phd", "hamming"):
+    if dist not in DISTANCE_NAMES:
         raise bad(f"field 'distance' is {dist!r}; expected 'phd' or 'hamming'")
     for k in ("user_ids", "item_ids"):
         if f[k].dtype.kind not in "iuU" or f[k].ndim != 1:

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codes import n_words
+# This module imports nothing of phdlib: :mod:`phdlib.codes` (its
+# :class:`~phdlib.codes.Distance` PHD) asks it how to serve PHD in a Hamming engine.
 
 #: Rows converted at a time (bounds the temporary bit arrays to ~2m x 2^18 bytes).
 CHUNK = 1 << 18
@@ -46,10 +47,15 @@ def padded_bytes(m: int) -> int:
     return (2 * int(m) + 7) // 8
 
 
+def _n_words(m: int) -> int:
+    """uint64 words of an ``m``-bit code (:func:`phdlib.codes.n_words`, widths checked there)."""
+    return (int(m) + 63) // 64
+
+
 def _bits(words: np.ndarray, m: int) -> np.ndarray:
     w = np.ascontiguousarray(words, dtype="<u8")
-    if w.ndim != 2 or w.shape[1] != n_words(m):
-        raise ValueError(f"expected uint64 codes of shape (n, {n_words(m)}) for {m} bits, "
+    if w.ndim != 2 or w.shape[1] != _n_words(m):
+        raise ValueError(f"expected uint64 codes of shape (n, {_n_words(m)}) for {m} bits, "
                          f"got {w.shape}")
     return np.unpackbits(w.view(np.uint8), axis=1, bitorder="little")[:, :m]
 

@@ -38,7 +38,9 @@ from .kernels import search as K
 
 __all__ = ["BinaryIndex", "METRICS", "n_chunks", "reference_search"]
 
-METRICS = {"hamming": K.OP_XOR, "phd": K.OP_AND}
+#: Metric name -> the search-kernel op of its scan: each :class:`phdlib.codes.Distance`'s
+#: ``search_op`` (from :data:`phdlib.codes.DISTANCES`, in its order).
+METRICS = {name: d.search_op for name, d in C.DISTANCES.items()}
 #: above this many int64 bucket slots per top-k state ((m + 1) * k; 8 MiB),
 #: use the two-pass top-k; the tiled kernel (16 states a block) is used while
 #: a block's states stay within 4x this.
@@ -103,7 +105,8 @@ class BinaryIndex:
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
         self.metric = metric
-        self.op = METRICS[metric]
+        self.distance = C.distance(metric)
+        self.op = self.distance.search_op
         self.w = C.n_words(self.m)
         self.stored = np.empty((0, self.w), dtype=np.uint64)
 
@@ -124,7 +127,7 @@ class BinaryIndex:
         negated). PHD stores ``NOT codes``.
         """
         words = _as_words(codes, self.m, "BinaryIndex.add")
-        if self.metric == "phd":
+        if self.distance.items_negated:
             words = np.bitwise_not(words)
         self.stored = np.ascontiguousarray(np.concatenate([self.stored, words])) \
             if self.ntotal else np.ascontiguousarray(words.copy())
@@ -209,7 +212,8 @@ def reference_search(queries: np.ndarray, stored: np.ndarray, k: int, metric: st
     out_d = np.full((nq, k), np.iinfo(np.int32).max, dtype=np.int32)
     out_i = np.full((nq, k), -1, dtype=np.int64)
     for a in range(nq):
-        x = queries[a][None, :] ^ stored if metric == "hamming" else queries[a][None, :] & stored
+        x = queries[a][None, :] & stored if C.distance(metric).items_negated \
+            else queries[a][None, :] ^ stored
         d = np.bitwise_count(x).sum(axis=1).astype(np.int32)
         order = np.argsort(d, kind="stable")[:k]
         out_d[a, : order.size] = d[order]

@@ -32,8 +32,9 @@ import pandas as pd
 
 from .. import codes as C
 
-#: What a method ranks by: a code distance (smaller first) or a score (larger first).
-RANKS = ("hamming", "phd", "score")
+#: What a method ranks by: a code distance (smaller first) or a score (larger first):
+#: :data:`phdlib.codes.RANKS`, the names of :data:`phdlib.codes.DISTANCES` and ``"score"``.
+RANKS = C.RANKS
 
 #: Default ``tune_ratings`` of every tunable method: a dataset with more ratings
 #: than this has its grid chosen on a user sample of at most this many ratings
@@ -191,7 +192,7 @@ class CodeModel(Fitted):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.ranks_by not in ("hamming", "phd"):
+        if self.ranks_by not in C.DISTANCE_NAMES:
             raise ValueError(f"codes rank by 'hamming' or 'phd', got {self.ranks_by!r}")
 
     @property
@@ -209,9 +210,7 @@ class CodeModel(Fitted):
     def table(self, users, items) -> np.ndarray:
         uc = self.user_codes[check_ids(users, self.n_users, "user")]
         ic = self.item_codes[check_ids(items, self.n_items, "item")]
-        if self.ranks_by == "phd":
-            return C.phd(uc, ic.negate())
-        return C.hamming(uc, ic)
+        return C.distance(self.ranks_by).table(uc, ic)
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
         return C.pair_distances(self.user_codes, self.item_codes, user, item, self.ranks_by)

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..codes import DISTANCES
+from ..codes import DISTANCE_NAMES
 from ..metrics import METRICS
 from .base import TUNE_RATINGS
 
@@ -60,8 +60,8 @@ IMPL = 1
 def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
                    user_bias: bool = False) -> dict:
     """The full default config of the model (every knob of :func:`phdlib.methods.vh.fit`)."""
-    if distance not in DISTANCES:
-        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+    if distance not in DISTANCE_NAMES:
+        raise ValueError(f"distance must be one of {DISTANCE_NAMES}, got {distance!r}")
     name = "vh-phd" if distance == "phd" else "vh-bias" if user_bias else "vh"
     lr, sampling = SINGLE_POINT[name]
     cfg = {
@@ -98,7 +98,7 @@ def check_config(cfg: dict) -> None:
             kind = "integer" if integer else "number"
             raise ValueError(f"config {key!r} must be a positive {kind}, got {v!r}")
 
-    choice("distance", DISTANCES)
+    choice("distance", DISTANCE_NAMES)
     choice("train_sampling", SAMPLINGS)
     choice("eval_sampling", SAMPLINGS)
     choice("target_map", TARGET_MAPS)

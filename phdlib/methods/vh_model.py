@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from .. import codes as C
-from ..codes import DISTANCES
+from ..codes import DISTANCE_NAMES
 from .vh_config import TARGET_MAPS
 
 
@@ -98,8 +98,8 @@ class VHModel(nn.Module):
                  init_range: float = 1.0, user_mask_grad: bool = True, device: str = "cpu",
                  generator=None, user_bias: bool = False):
         super().__init__()
-        if distance not in DISTANCES:
-            raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+        if distance not in DISTANCE_NAMES:
+            raise ValueError(f"distance must be one of {DISTANCE_NAMES}, got {distance!r}")
         self.bits, self.distance, self.user_mask_grad = int(bits), distance, bool(user_mask_grad)
         self.device = device
         a = float(init_range)

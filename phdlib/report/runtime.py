@@ -306,7 +306,7 @@ def same_answers(seed: int = 0, n: int = 100_000, queries: int = 32,
     rows = []
     before = numba.get_num_threads()
     try:
-        for metric in ("hamming", "phd"):
+        for metric in S.METRICS:  # every distance BinaryIndex ranks by, Hamming first
             idx = S.BinaryIndex(64, metric)
             idx.add(items)
             for t in sorted({1, numba.config.NUMBA_NUM_THREADS}):
