@@ -15,7 +15,9 @@ divergence of every sampled code's Bernoulli distribution to Bernoulli(0.5)
 standard deviation is multiplied by ``noise_decay`` (0.9999) after every
 iteration. Adam, learning rate ``lr``, mini-batches of ``batch_size``
 ratings drawn from a fresh random permutation of the training split each
-epoch. The training budget is :mod:`phdlib.methods.stopping`.
+epoch. The training loop (validation every interval, early stopping, the
+best state, the log) and its budget are :mod:`phdlib.methods.loop`; VH
+plugs in through :class:`_VHLearner`.
 
 Tuning: with ``tune`` (the full profile), ``lr`` and ``train_sampling`` are
 chosen on validation NDCG@10 over ``lr_grid`` x ``train_sampling_grid``
@@ -27,8 +29,6 @@ with seed 0 (chapter "Variational hashing").
 """
 from __future__ import annotations
 
-import time
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,7 +40,8 @@ from ..kernels.fpenv import SUPPORTED as _FLUSH_SUPPORTED
 from ..kernels.fpenv import flush_denormals
 from ..metrics import METRICS
 from .base import CodeModel, Method
-from .stopping import EarlyStopping
+from .loop import Budget
+from .loop import train as train_loop
 from .vh_config import SINGLE_POINT, check_config, default_config
 # the config lives below the model (:mod:`.vh_config`); its other names still work here
 from .vh_config import BUDGET, IMPL, LR_GRID, SAMPLING_GRID, SAMPLINGS, TARGET_MAPS  # noqa: F401
@@ -83,13 +84,6 @@ class FitResult:
     ms_per_iteration: float
     train_step: str = "autograd"
     flush: bool = False
-
-
-def _earliest_stop(stopper: EarlyStopping, it: int, every: int) -> int:
-    """Iteration of the earliest possible stop from here (for the progress bar)."""
-    nxt = it + (stopper.patience - stopper.bad) * every
-    start = -(-stopper.min_iterations // every) * every
-    return int(min(max(nxt, start), stopper.max_iterations + every - 1))
 
 
 class _Trainer:
@@ -188,55 +182,60 @@ def fit(train, valid, n_users: int, n_items: int, bits: int, rating_scale, confi
                              threads), valid, progress, callback)
 
 
-def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
-    from .vh_model import code_stats
+class _VHLearner:
+    """VH's side of the training loop (:class:`phdlib.methods.loop.Learner`): a
+    :class:`_Trainer` and the validation split.
 
-    torch = tr.torch
-    cfg, threads = tr.cfg, torch.get_num_threads()
-    stopper = EarlyStopping(cfg["patience"], cfg["min_iterations"], cfg["max_iterations"])
-    every = int(cfg["eval_every"])
-    if cfg["max_iterations"] < every:  # budgets are whole intervals (vh_config.BUDGET)
-        warnings.warn(f"VH trains whole evaluation intervals: max_iterations "
-                      f"{cfg['max_iterations']} is below eval_every {every}, so training runs "
-                      f"{every} iterations (set eval_every too)", RuntimeWarning, stacklevel=3)
-    rows, best_state, train_time, t_start = [], tr.model.state(), 0.0, time.perf_counter()
-    seconds_to_best, bar = 0.0, None
-    if progress:
-        from tqdm import tqdm  # plain text bar: tqdm.auto warns without ipywidgets in notebooks
+    Training statistics: ``train_loss`` (the mean of the losses sampled every
+    50th step in the interval, rating units squared) and ``noise_std`` (the
+    rating noise's standard deviation after the interval); evaluation
+    statistics: :func:`phdlib.methods.vh_model.code_stats` of the validation codes.
+    """
 
-        name = progress if isinstance(progress, str) else cfg["distance"]
-        bar = tqdm(total=_earliest_stop(stopper, 0, every), desc=f"{name}-{tr.bits}", unit="it",
-                   mininterval=1.0, leave=False)
-    while not stopper.stop:
-        t0 = time.perf_counter()
-        tr.steps(every)
-        train_time += time.perf_counter() - t0
-        s, uc, ic = tr.validate(valid)
+    def __init__(self, tr: _Trainer, valid):
+        self.tr, self.valid = tr, valid
+        self.threads = tr.torch.get_num_threads()
+
+    @property
+    def iteration(self) -> int:
+        return self.tr.it
+
+    def advance(self, count: int) -> dict:
+        tr = self.tr
+        tr.steps(count)
+        out = {"train_loss": tr.loss_acc / max(tr.loss_n, 1), "noise_std": tr.noise}
+        tr.loss_acc, tr.loss_n = 0.0, 0
+        return out
+
+    def validate(self) -> tuple[dict, dict]:
+        from .vh_model import code_stats
+
+        s, uc, ic = self.tr.validate(self.valid)
         # Numba's parallel kernels (OpenMP layer) can reset the thread count
         # shared with PyTorch; an oversubscribed torch is many times slower.
-        torch.set_num_threads(threads)
-        row = {"iteration": tr.it, "seconds": time.perf_counter() - t_start,
-               "train_seconds": train_time, "train_loss": tr.loss_acc / max(tr.loss_n, 1),
-               "noise_std": tr.noise, **{f"valid_{k}": v for k, v in s.items()},
-               **code_stats(uc, ic)}
-        tr.loss_acc, tr.loss_n = 0.0, 0
-        if stopper.update(tr.it, s[cfg["stop_metric"]]):
-            best_state, seconds_to_best = tr.model.state(), row["seconds"]
-        row["best"] = stopper.best
-        rows.append(row)
-        if callback is not None:
-            callback(row)
-        if bar is not None:
-            bar.update(every)
-            bar.total = tr.it if stopper.stop else _earliest_stop(stopper, tr.it, every)
-            bar.set_postfix({"valid_ndcg@10": f"{s['ndcg@10']:.4f}", "best": f"{stopper.best:.4f}"})
-    if bar is not None:
-        bar.close()
-    tr.model.load_state(best_state)
-    return FitResult(model=tr.model, log=pd.DataFrame(rows), best_iteration=stopper.best_iteration,
-                     iterations=tr.it, stop_reason=stopper.reason, train_seconds=train_time,
-                     seconds_to_best=seconds_to_best,
-                     ms_per_iteration=1000.0 * train_time / max(tr.it, 1),
+        self.tr.torch.set_num_threads(self.threads)
+        return s, code_stats(uc, ic)
+
+    def state(self):
+        return self.tr.model.state()
+
+    def load_state(self, state) -> None:
+        self.tr.model.load_state(state)
+
+
+def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
+    """Train ``tr`` through :func:`phdlib.methods.loop.train` (budget from its config)."""
+    cfg = tr.cfg
+    label = None
+    if progress:
+        label = f"{progress if isinstance(progress, str) else cfg['distance']}-{tr.bits}"
+    # stacklevel 3: a budget warning points at the caller of fit
+    res = train_loop(_VHLearner(tr, valid), Budget.from_config(cfg), label, callback,
+                     stacklevel=3)
+    return FitResult(model=tr.model, log=res.log, best_iteration=res.best_iteration,
+                     iterations=res.iterations, stop_reason=res.stop_reason,
+                     train_seconds=res.train_seconds, seconds_to_best=res.seconds_to_best,
+                     ms_per_iteration=res.ms_per_iteration,
                      train_step=tr.step.name, flush=tr.flush and _FLUSH_SUPPORTED)
 
 
