@@ -13,8 +13,10 @@ instance of it, and add one line to :data:`REGISTRY` (written in
 are derived from the methods (:func:`names`, :func:`label`), never written
 out elsewhere.
 
-Modules: ``base`` (the contract), ``stopping`` (the training budget),
-``vh_model`` (the PyTorch model) and ``vh`` (its training and the methods VH,
+Modules: ``base`` (the contract), ``loop`` (the training loop and its budget,
+shared by learned methods; ``stopping`` re-exports its early stopping),
+``vh_config`` (VH's configuration), ``vh_model`` (the PyTorch model),
+``vh_step`` (its training step) and ``vh`` (its training and the methods VH,
 VH_PHD, VH with a user bias), ``mf`` (MF by SGD and ALS), ``mf_methods``
 (MF, MF-ALS, MFmean, MFmedian), ``blocks`` (the discrete block model of DCF
 and CCCF), ``dcf``, ``cccf``, ``sanity``.
