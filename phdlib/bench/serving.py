@@ -27,7 +27,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .. import engines
+from .. import engines, padding
 from ..codes import pack
 from ..search import BinaryIndex
 
@@ -148,7 +148,7 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             secs, (d, _) = _timed(lambda: mv.search(q, k), repeats)
             # memory: the padded codes it holds (Milvus' own overhead is not measured)
             rows.append(_row("milvus-lite", "", np.nan, q, k, secs, d, true_d,
-                             n * engines.padding.padded_bytes(bits), build))
+                             n * padding.padded_bytes(bits), build))
             mv.client.close()
         log(f"milvus-lite: {len(q) / secs:,.0f} qps")
     df = pd.DataFrame(rows)
