@@ -1,11 +1,13 @@
-"""The distance ablation and the per-user bias arm (phdlib.ablation) on tiny synthetic runs."""
+"""The distance ablation and the per-user bias arm (phdlib.studies.ablation) on tiny synthetic runs."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import ablation, evaluation, methods, training
+from phdlib.studies import ablation
+from phdlib import evaluation, methods
+from phdlib.experiments import training
 
 TINY = {"tune": False, "max_iterations": 300, "min_iterations": 0, "eval_every": 100,
         "batch_size": 50}

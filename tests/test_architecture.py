@@ -87,7 +87,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read_from_the_sources():
     g = import_graph()
-    assert "phdlib.data.loading" in g["phdlib.data"] and "phdlib.codes" in g["phdlib.export"]
+    assert "phdlib.data.loading" in g["phdlib.data"] and "phdlib.codes.packed" in g["phdlib.serving.codes_file"]
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -100,3 +100,77 @@ def test_no_import_circles():
 @pytest.mark.parametrize("module", ["phdlib.names"])
 def test_light_modules_import_nothing_of_phdlib(module):
     assert not import_graph()[module]
+
+
+#: The packages of phdlib from the ground up. A module may import only from its own
+#: package or from a package on a lower layer (at module level and inside functions
+#: alike); the foundation's modules import nothing of phdlib but one another's
+#: ``__version__``. CONTRIBUTING.md's module map draws the same order.
+LAYERS = [
+    ("foundation", ["phdlib", "phdlib.names", "phdlib.io", "phdlib.paper", "phdlib.kernels"]),
+    ("codes", ["phdlib.codes"]),
+    ("data", ["phdlib.data"]),
+    ("evaluation", ["phdlib.evaluation"]),
+    ("methods", ["phdlib.methods"]),
+    ("results", ["phdlib.results"]),
+    ("serving", ["phdlib.serving"]),
+    ("bench", ["phdlib.bench"]),
+    ("experiments", ["phdlib.experiments"]),
+    ("studies", ["phdlib.studies"]),
+    ("report", ["phdlib.report"]),
+    ("book", ["phdlib.book"]),
+    ("cli", ["phdlib.cli"]),
+]
+
+
+def _unit(module: str) -> str:
+    """The package (or foundation module) a module belongs to."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _layer(unit: str) -> int:
+    for i, (_, units) in enumerate(LAYERS):
+        if unit in units:
+            return i
+    raise KeyError(unit)
+
+
+def test_every_module_has_a_declared_layer():
+    missing = sorted({_unit(m) for m in import_graph()} - {u for _, us in LAYERS for u in us})
+    assert not missing, f"modules on no declared layer (add them to LAYERS): {missing}"
+
+
+def test_imports_go_only_down():
+    up = []
+    for m, targets in sorted(import_graph().items()):
+        for t in sorted(targets):
+            a, b = _unit(m), _unit(t)
+            if a == b:
+                continue
+            # the foundation: the root package holds only __version__, which all may read
+            if b == "phdlib":
+                continue
+            if _layer(b) >= _layer(a):
+                up.append(f"{m} ({LAYERS[_layer(a)][0]}) -> {t} ({LAYERS[_layer(b)][0]})")
+    assert not up, "imports sideways or up the declared layers:\n" + "\n".join(up)
+
+
+def test_the_root_package_imports_nothing_of_phdlib():
+    assert not import_graph()["phdlib"]
+
+
+def test_the_layer_check_can_fail():
+    assert _layer(_unit("phdlib.methods.vh")) > _layer(_unit("phdlib.evaluation.fitted"))
+    assert _layer(_unit("phdlib.cli.main")) == len(LAYERS) - 1
+
+
+#: Names that say what a module is not: a grab bag (``_common``, ``utils``,
+#: ``*_helpers``, ``misc``) or a size split (``blocks``, ``part2``, ``core2``).
+VAGUE = ("_common", "common", "utils", "util", "misc", "blocks", "stuff", "extra", "more")
+
+
+def test_no_module_is_named_for_what_it_is_not():
+    vague = [m for m in import_graph() if m.rsplit(".", 1)[-1] in VAGUE
+             or m.endswith("_helpers") or m.rsplit(".", 1)[-1].startswith("part")]
+    assert not vague, f"modules named for no concept: {vague}"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from phdlib import book
+from phdlib.book import driver as book
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -182,7 +182,7 @@ def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):
     }
     root = make_project(tmp_path, pages, parts=[("Part A", ["one"], True), ("Part B", ["two"], True),
                                                  ("Back matter", ["references"], False)])
-    # a script from a CDN is a warning too (phdlib.site_offline): the site must be self-contained
+    # a script from a CDN is a warning too (phdlib.book.offline): the site must be self-contained
     cfg = yaml.safe_load((root / "_config.yml").read_text())
     cfg["sphinx"]["config"]["html_js_files"] = ["https://cdn.example.org/lib.js"]
     (root / "_config.yml").write_text(yaml.safe_dump(cfg))

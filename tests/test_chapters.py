@@ -47,7 +47,7 @@ def test_a_shared_parameter_name_means_one_thing():
     different kinds (e.g. a count of model seeds and a list of split seeds)."""
     import ast
 
-    from phdlib import book
+    from phdlib.book import driver as book
 
     kinds: dict[str, dict[str, str]] = {}
     for path in CHAPTERS:

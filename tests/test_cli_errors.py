@@ -231,7 +231,7 @@ def test_own_rating_file_options_are_checked(capsys, tmp_path, extra, fragment):
 
 
 def test_an_output_file_in_folders_still_to_be_made_is_accepted(tmp_path):
-    from phdlib.cli._common import output_file_problem
+    from phdlib.cli.options import output_file_problem
 
     assert output_file_problem("--out", tmp_path / "new" / "deeper" / "s.json") is None
     assert output_file_problem("--out", "relative.json") is None
@@ -244,7 +244,7 @@ def test_an_output_file_in_folders_still_to_be_made_is_accepted(tmp_path):
                                      "localhost:8786", "TLS://sched.example:8786",
                                      "inproc://10.0.0.5/123/1"])
 def test_dask_addresses_dask_accepts_are_accepted(address):
-    from phdlib.cli._common import dask_address
+    from phdlib.cli.options import dask_address
 
     assert dask_address(address) == address
 
@@ -257,7 +257,7 @@ def test_fetching_a_synthetic_dataset_with_json_prints_json(capsys):
 
 
 def test_set_reads_exponents_as_numbers():
-    from phdlib.cli._common import name_value
+    from phdlib.cli.options import name_value
 
     assert name_value("--set", "lr=1e-3") == ("lr", 0.001)
     assert name_value("--set", "x=-2E+4") == ("x", -20000.0)

@@ -49,7 +49,8 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
                    profile="full").cells()
     # the sampled grid's points already in the client's store (an interrupted run):
     # they are shipped to the worker that tunes the anchor, not fitted again
-    from phdlib import data, training
+    from phdlib import data
+    from phdlib.experiments import training
 
     split = data.load_split("synthetic", 0)
     sample = training.tune_split(split, training.config_of("mf-als", split, 8, sampled)[0])
@@ -69,7 +70,7 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
             if len(done) == 2:
                 os.kill(victim, signal.SIGKILL)
 
-        monkeypatch.setattr("phdlib.cluster.record", _spy(kill_one))
+        monkeypatch.setattr("phdlib.experiments.cluster.record", _spy(kill_one))
         rep = E.run_grid(cells, dask=client, progress=False, name="cluster")
     assert len(done) >= 2  # the kill happened mid-grid
     assert (rep["status"] == "ran").all(), rep[["method", "bits", "seed", "status", "error"]]
@@ -93,7 +94,7 @@ def test_a_grid_on_workers_without_shared_disk_lands_in_the_client_store(tmp_pat
 
 
 def _spy(hook):
-    from phdlib import cluster
+    from phdlib.experiments import cluster
 
     real = cluster.record
 

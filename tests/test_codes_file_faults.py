@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 
 from phdlib import codes as C
-from phdlib import export
+from phdlib.serving import codes_file
 from phdlib.cli import main
 
 
 @pytest.fixture()
 def good(tmp_path):
     rng = np.random.default_rng(0)
-    c = export.Codes(np.array(["a", "b", "c"]), np.array([10, 20, 30, 40]),
+    c = codes_file.Codes(np.array(["a", "b", "c"]), np.array([10, 20, 30, 40]),
                      C.pack(rng.random((3, 8)) < 0.5).words, C.pack(rng.random((4, 8)) < 0.5).words,
                      8, "phd", {"method": "vh-phd", "columns": {"user": "u", "item": "i"}})
-    return export.save_codes(c, tmp_path / "good.npz")
+    return codes_file.save_codes(c, tmp_path / "good.npz")
 
 
 def _fields(path) -> dict:
@@ -38,7 +38,7 @@ def _forge(tmp_path, good, checksum=True, **changes) -> str:
         else:
             f[k] = v
     if checksum:
-        f["sha256"] = np.array(export._digest(f))
+        f["sha256"] = np.array(codes_file._digest(f))
     out = tmp_path / "forged.npz"
     np.savez(out, **f)
     return str(out)
@@ -81,8 +81,8 @@ CASES = {
 def test_a_forged_field_is_refused_naming_it(good, tmp_path, case):
     changes, message = CASES[case]
     path = _forge(tmp_path, good, checksum="sha256" not in changes, **changes)
-    with pytest.raises(export.CodesFileError) as info:
-        export.load_codes(path)
+    with pytest.raises(codes_file.CodesFileError) as info:
+        codes_file.load_codes(path)
     assert str(info.value).startswith(f"{path}: ") and message in str(info.value)
 
 
@@ -101,8 +101,8 @@ def test_a_forged_field_is_refused_naming_it(good, tmp_path, case):
 ])
 def test_provenance_fields_have_their_types(good, tmp_path, key, value, message):
     path = _forge(tmp_path, good, provenance=_prov(good, **{key: value}))
-    with pytest.raises(export.CodesFileError, match=None) as info:
-        export.load_codes(path)
+    with pytest.raises(codes_file.CodesFileError, match=None) as info:
+        codes_file.load_codes(path)
     assert message in str(info.value)
 
 
@@ -133,9 +133,9 @@ def test_a_header_claiming_2_to_the_37_rows_is_refused_before_loading(good, tmp_
     forged = buf.getvalue() + real[len(buf.getvalue()):]  # same small payload
     out = tmp_path / "huge.npz"
     _rewrite_member(good, out, "user_codes.npy", forged)
-    with pytest.raises(export.CodesFileError,
+    with pytest.raises(codes_file.CodesFileError,
                        match=r"user_codes: its header claims shape \(137438953472, 1\)"):
-        export.load_codes(out)
+        codes_file.load_codes(out)
 
 
 def test_object_arrays_and_garbage_members_are_refused(good, tmp_path):
@@ -143,18 +143,18 @@ def test_object_arrays_and_garbage_members_are_refused(good, tmp_path):
     f = _fields(good)
     f["user_ids"] = np.array(["a", 1, None], dtype=object)
     np.savez(out, **f)
-    with pytest.raises(export.CodesFileError, match="user_ids: holds Python objects"):
-        export.load_codes(out)
+    with pytest.raises(codes_file.CodesFileError, match="user_ids: holds Python objects"):
+        codes_file.load_codes(out)
     _rewrite_member(good, out, "bits.npy", b"\x93NUMPY garbage")
-    with pytest.raises(export.CodesFileError, match=r"obj.npz: bits: not a NumPy array"):
-        export.load_codes(out)
+    with pytest.raises(codes_file.CodesFileError, match=r"obj.npz: bits: not a NumPy array"):
+        codes_file.load_codes(out)
 
 
 def test_a_file_of_format_version_1_still_loads(good, tmp_path):
     p = json.loads(str(_fields(good)["provenance"]))
     p["format_version"] = 1
     del p["bits"]
-    back = export.load_codes(_forge(tmp_path, good, provenance=np.array(json.dumps(p))))
+    back = codes_file.load_codes(_forge(tmp_path, good, provenance=np.array(json.dumps(p))))
     assert back.bits == 8 and back.provenance["format_version"] == 1
 
 

@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 
 from phdlib import codes as C
-from phdlib import evaluation, experiments, methods, results, training
+from phdlib import evaluation, experiments, methods, results
+from phdlib.evaluation import metrics
+from phdlib.experiments import training
 from phdlib.methods import CodeModel, ItemScoreModel, Method
 
 METRIC_COLUMNS = ("ndcg@5", "ndcg@10", "mrr")
@@ -288,10 +290,10 @@ def test_training_metrics_equal_a_rescoring_of_the_stored_arrays(name, bits, ext
         assert type(again) is type(model)
         pu = evaluation.evaluate(again, sp.test, ties=ties, discount=discount)
         _close_per_user(pu, r.per_user)
-        s = evaluation.summarize(pu)
+        s = metrics.summarize(pu)
         for k in METRIC_COLUMNS:
             assert s[k] == pytest.approx(r.metrics[k], abs=1e-12)
-        valid = evaluation.summarize(evaluation.evaluate(again, sp.valid, ties=ties, discount=discount))
+        valid = metrics.summarize(evaluation.evaluate(again, sp.valid, ties=ties, discount=discount))
         assert valid["ndcg@10"] == pytest.approx(r.metrics["valid_ndcg@10"], abs=1e-12)
     # the rebuilt model gives the fitted model's values
     u, i = sp.test.user, sp.test.item

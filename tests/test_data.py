@@ -331,7 +331,7 @@ def test_unwritable_cache_warns_and_still_loads(tmp_path, monkeypatch):
 def test_a_split_is_found_again_from_what_a_run_records(name, options):
     """The dataset registry, not its callers, turns recorded preprocessing back into
     loading options (export used to special-case synthetic data)."""
-    from phdlib import training
+    from phdlib.experiments import training
 
     split = data.load_split(name, seed=4, data_dir=os.environ.get("PHD_DATA_DIR"), **options)
     info = training._data_info(split)

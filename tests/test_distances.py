@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 
 import phdlib
-from phdlib import ablation, codes as C, evaluation, methods, padding, search
+from phdlib.studies import ablation
+from phdlib import codes as C, methods
+from phdlib.codes import padding
+from phdlib.serving import search
 from phdlib.kernels import bits as KB
 from phdlib.kernels import search as KS
 
@@ -42,9 +45,7 @@ def test_old_names_ask_the_registry():
     assert search.METRICS == {"hamming": KS.OP_XOR, "phd": KS.OP_AND}
     assert list(search.METRICS) == list(C.DISTANCES)
     assert ablation.DISTANCES == C.DISTANCE_NAMES
-    assert evaluation.DISTANCES is C.DISTANCES
-    assert evaluation.pair_distances is C.pair_distances and evaluation.item_store is C.item_store
-    assert "phd" in evaluation.DISTANCES and "cosine" not in evaluation.DISTANCES
+    assert "phd" in C.DISTANCES and "cosine" not in C.DISTANCES
 
 
 def test_lookup():

@@ -9,8 +9,11 @@ import pandas as pd
 import pytest
 
 from phdlib import codes as C
+from phdlib import methods
 from phdlib import evaluation as E
-from phdlib import metrics, results, training
+from phdlib.evaluation import metrics
+from phdlib import results
+from phdlib.experiments import training
 from phdlib.methods import BlockCodeModel, CodeModel, ItemScoreModel, VectorModel
 
 
@@ -57,7 +60,7 @@ def test_evaluate_matches_direct_metrics(ranks_by, fn):
         got = E.evaluate(model, t, ties=ties)
         pd.testing.assert_frame_equal(got, ref)
     # evaluate_codes is the same path for packed codes
-    pd.testing.assert_frame_equal(E.evaluate_codes(uc, ic, t, ranks_by), E.evaluate(model, t))
+    pd.testing.assert_frame_equal(methods.evaluate_codes(uc, ic, t, ranks_by), E.evaluate(model, t))
 
 
 def test_input_ties_follow_storage_order_for_all_tied_scores():
@@ -67,8 +70,8 @@ def test_input_ties_follow_storage_order_for_all_tied_scores():
     t = split.test
     order = np.lexsort((-t.rating, t.user))  # store each user's test ratings best first
     test = types.SimpleNamespace(user=t.user[order], item=t.item[order], rating=t.rating[order])
-    best = E.summarize(E.evaluate(model, test, ties="input"))
-    exp = E.summarize(E.evaluate(model, test, ties="expected"))
+    best = metrics.summarize(E.evaluate(model, test, ties="input"))
+    exp = metrics.summarize(E.evaluate(model, test, ties="expected"))
     assert best["ndcg@10"] == pytest.approx(1.0) and exp["ndcg@10"] < 0.95
 
 
@@ -318,11 +321,11 @@ def test_fitted_needs_its_arrays_and_valid_ids():
 def test_phd_items_are_stored_negated():
     uc = C.pack(np.array([[1, 0, 1, 1]], np.uint8), "01")
     ic = C.pack(np.array([[1, 1, 0, 0]], np.uint8), "01")
-    assert E.item_store(ic, "phd").negated and not E.item_store(ic, "hamming").negated
-    assert not E.item_store(ic.negate(), "hamming").negated
-    assert E.pair_distances(uc, ic, [0], [0], "phd").tolist() == [2]
-    assert E.pair_distances(uc, ic.negate(), [0], [0], "phd").tolist() == [2]
-    assert E.pair_distances(uc, ic, [0], [0], "hamming").tolist() == [3]
+    assert C.item_store(ic, "phd").negated and not C.item_store(ic, "hamming").negated
+    assert not C.item_store(ic.negate(), "hamming").negated
+    assert C.pair_distances(uc, ic, [0], [0], "phd").tolist() == [2]
+    assert C.pair_distances(uc, ic.negate(), [0], [0], "phd").tolist() == [2]
+    assert C.pair_distances(uc, ic, [0], [0], "hamming").tolist() == [3]
 
 
 @pytest.mark.parametrize("distance", ["hamming", "phd"])
@@ -333,28 +336,29 @@ def test_pair_distances_match_the_reference_in_any_order(distance):
     uc, ic = C.pack(U, "01"), C.pack(V, "01")
     u, i = rng.integers(0, 50, 300), rng.integers(0, 20, 300)
     ref = (C.phd_reference if distance == "phd" else C.hamming_reference)(C.unpack(uc), C.unpack(ic))
-    d = E.pair_distances(uc, ic, u, i, distance)
+    d = C.pair_distances(uc, ic, u, i, distance)
     assert d.dtype == np.int32
     np.testing.assert_array_equal(d, ref[u, i])
     many = np.tile(u, 40), np.tile(i, 40)  # several chunks of the parallel kernel
-    np.testing.assert_array_equal(E.pair_distances(uc, ic, *many, distance), ref[many])
-    assert E.pair_distances(uc, ic, np.array([], int), np.array([], int), distance).shape == (0,)
+    np.testing.assert_array_equal(C.pair_distances(uc, ic, *many, distance), ref[many])
+    assert C.pair_distances(uc, ic, np.array([], int), np.array([], int), distance).shape == (0,)
 
 
 def test_pair_distances_rejects_bad_ids():
     uc = C.pack(np.ones((2, 8), np.uint8), "01")
     with pytest.raises(ValueError, match="user ids"):
-        E.pair_distances(uc, uc, [0, 2], [0, 0], "hamming")
+        C.pair_distances(uc, uc, [0, 2], [0, 0], "hamming")
     with pytest.raises(ValueError, match="item ids"):
-        E.pair_distances(uc, uc, [0], [-1], "hamming")
+        C.pair_distances(uc, uc, [0], [-1], "hamming")
     with pytest.raises(ValueError, match="one length"):
-        E.pair_distances(uc, uc, [0, 1], [0], "hamming")
+        C.pair_distances(uc, uc, [0, 1], [0], "hamming")
     with pytest.raises(ValueError, match="distance"):
-        E.pair_distances(uc, uc, [0], [0], "cosine")
+        C.pair_distances(uc, uc, [0], [0], "cosine")
 
 
 def test_evaluate_many_and_tie_rules_equal_one_evaluation_each(synthetic_split):
-    from phdlib import methods, training
+    from phdlib import methods
+    from phdlib.experiments import training
 
     sp = synthetic_split
     run = training.run("popularity", sp, 8, 0, store=False, reuse=False, progress=False)
@@ -364,5 +368,5 @@ def test_evaluate_many_and_tie_rules_equal_one_evaluation_each(synthetic_split):
         pd.testing.assert_frame_equal(frame, E.evaluate(model, sp.test, ties=t, discount=d))
     table = E.tie_rules(model, sp.test, ("expected", "optimistic"))
     assert list(table.index) == ["expected", "optimistic"]
-    assert table.loc["expected", "ndcg@10"] == E.summarize(many["expected", "paper"])["ndcg@10"]
+    assert table.loc["expected", "ndcg@10"] == metrics.summarize(many["expected", "paper"])["ndcg@10"]
     assert methods.get("popularity").ranks_by == "score"

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from phdlib import experiments as E
-from phdlib import methods, results, runner, training
+from phdlib import methods, results
+from phdlib.experiments import runner, training
 from phdlib.methods import ItemScoreModel, Method
 
 
@@ -67,7 +68,7 @@ class _Fake(Method):
 def fake(monkeypatch, tmp_path):
     methods.register(_Fake())
     # where every cell's split is loaded (Cell.load_split), for status and the runner
-    monkeypatch.setattr("phdlib.cells.load_split",
+    monkeypatch.setattr("phdlib.experiments.cells.load_split",
                         lambda ds, seed=0, data_dir=None: _FakeSplit(ds, seed))
     monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path))
     CALLS.clear()
@@ -275,7 +276,7 @@ def test_real_sanity_baselines_on_synthetic_data_in_processes(tmp_path, monkeypa
     m = runner.load_manifest(next((tmp_path / "_grids").glob("real-*.json")))
     assert len(m["workers"]) >= 1 and m["git_commit"] is not None and 1 <= m["effective_jobs"] <= 2
     # each cell's peak is its own where the OS lets a process reset its peak
-    from phdlib import scale
+    from phdlib.studies import scale
 
     if scale.usage_start()["reset"]:
         assert (m["cells"]["peak_rss"] == "since start").all()

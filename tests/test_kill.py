@@ -1,5 +1,5 @@
 """Writers killed by SIGKILL at random moments (issue 27): the results store, ``phd export``'s
-writer (:func:`phdlib.export.save_codes`, through :func:`phdlib.io.atomic_write`) and the
+writer (:func:`phdlib.serving.codes_file.save_codes`, through :func:`phdlib.io.atomic_write`) and the
 data cache (:func:`phdlib.data.cache.save_npz`).
 
 Each test forks one writer that writes in a loop and reports every write that returned
@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import export, results
+from phdlib.serving import codes_file
+from phdlib import results
 from phdlib import io as phd_io
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "win32",
@@ -130,10 +131,10 @@ def test_saves_killed_at_random_moments(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------- phd export's writer
-def _codes(i: int) -> export.Codes:
+def _codes(i: int) -> codes_file.Codes:
     n = 4000
     rng = np.random.default_rng(i)
-    return export.Codes(np.arange(n), np.arange(n), rng.integers(0, 256, (n, 1)).astype(np.uint64),
+    return codes_file.Codes(np.arange(n), np.arange(n), rng.integers(0, 256, (n, 1)).astype(np.uint64),
                         rng.integers(0, 256, (n, 1)).astype(np.uint64), 8, "phd", {"i": i})
 
 
@@ -145,21 +146,21 @@ def test_exports_killed_at_random_moments(tmp_path, monkeypatch):
         (out.parent / n).write_text("keep me")
         os.utime(out.parent / n, (0, 0))
     codes = {i: _codes(i) for i in range(3)}
-    export.save_codes(codes[0], tmp_path / "warm-up.npz")
-    done, last, kills = _kill_many(lambda i: export.save_codes(codes[i % 3], out), out.parent,
+    codes_file.save_codes(codes[0], tmp_path / "warm-up.npz")
+    done, last, kills = _kill_many(lambda i: codes_file.save_codes(codes[i % 3], out), out.parent,
                                    lambda n: n not in mine)
     left = [n for n in _dot(out.parent) if n not in mine]
     assert left, "no kill fell inside an export: the test did not test anything"
     assert done and out.is_file()
-    got = export.load_codes(out)  # complete, its checksum holds
+    got = codes_file.load_codes(out)  # complete, its checksum holds
     assert got.provenance["i"] in {i % 3 for i in range(max(done), last + 1)}
     assert np.array_equal(got.user_codes, codes[got.provenance["i"]].user_codes)
 
     monkeypatch.setattr(phd_io, "GRACE_SECONDS", 0.0, raising=False)
-    export.save_codes(codes[0], out)  # the next export to the same file
+    codes_file.save_codes(codes[0], out)  # the next export to the same file
     assert _dot(out.parent) == sorted(mine)
     assert all((out.parent / n).read_text() == "keep me" for n in mine)
-    assert export.load_codes(out).provenance["i"] == 0
+    assert codes_file.load_codes(out).provenance["i"] == 0
     print(f"\nkilled exports: {kills} kills, {len(done)} exports returned, {len(left)} "
           f"leftovers removed by the next export")
 

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from phdlib import codes as C
-from phdlib import results, training
-from phdlib.methods import blocks, cccf
+from phdlib import results
+from phdlib.experiments import training
+from phdlib.methods import discrete, cccf
 
 
 def test_layouts_fit_the_budget_counting_16_bits_per_weight():
@@ -79,8 +80,8 @@ def test_cccf_scores_are_weighted_block_inner_products(synthetic_split):
     u, i = sp.test.user[:20], sp.test.item[:20]
     want = (Wu[u, 0] * Wi[i, 0] * (B[u, :8] * D[i, :8]).sum(1)
             + Wu[u, 1] * Wi[i, 1] * (B[u, 8:] * D[i, 8:]).sum(1))
-    model = blocks.BlockModel(B.astype(np.int8), D.astype(np.int8), np.array([0, 8, 24]), Wu, Wi)
-    np.testing.assert_allclose(blocks.pair_scores(model, u, i), want)
+    model = discrete.BlockModel(B.astype(np.int8), D.astype(np.int8), np.array([0, 8, 24]), Wu, Wi)
+    np.testing.assert_allclose(discrete.pair_scores(model, u, i), want)
     # the fitted model of the stored arrays scores the same
     np.testing.assert_allclose(training.fitted(run).pairs(u, i), want)
     assert run.metrics["cost_bits"] == 8 + 16 + 32

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phdlib import results, training
-from phdlib.methods import blocks, dcf
+from phdlib import results
+from phdlib.experiments import training
+from phdlib.methods import discrete, dcf
 from phdlib.kernels import dcf as K
 
 
@@ -16,7 +17,7 @@ def _problem(n_users=40, n_items=30, density=0.4, seed=0):
     mask[rng.integers(0, n_users, n_items), np.arange(n_items)] = True  # every item is rated
     u, i = np.nonzero(mask)
     r = rng.integers(1, 6, size=u.shape[0]).astype(np.float64)
-    return blocks.RatingGraph.from_arrays(u, i, r, n_users, n_items)
+    return discrete.RatingGraph.from_arrays(u, i, r, n_users, n_items)
 
 
 def _row_objective(g, target, b, D, u, w_u, w_i, bias):
@@ -33,7 +34,7 @@ def test_dcd_sweep_equals_brute_force_single_bit_choices(weighted):
     g = _problem(seed=1)
     r = 7
     rng = np.random.default_rng(2)
-    target = blocks.scale_ratings(g.rating, 1, 5, r) + rng.normal(0, 0.3, g.nnz)  # no exact ties
+    target = discrete.scale_ratings(g.rating, 1, 5, r) + rng.normal(0, 0.3, g.nnz)  # no exact ties
     B = np.where(rng.random((g.n_users, r)) < 0.5, 1, -1).astype(np.int8)
     D = np.where(rng.random((g.n_items, r)) < 0.5, 1, -1).astype(np.int8)
     wu = rng.random(g.n_users) + 0.5 if weighted else np.ones(g.n_users)
@@ -57,7 +58,7 @@ def test_dcd_converged_codes_are_single_flip_local_minima():
     g = _problem(seed=3)
     r = 6
     rng = np.random.default_rng(4)
-    target = blocks.scale_ratings(g.rating, 1, 5, r)
+    target = discrete.scale_ratings(g.rating, 1, 5, r)
     B = np.where(rng.random((g.n_users, r)) < 0.5, 1, -1).astype(np.int8)
     D = np.where(rng.random((g.n_items, r)) < 0.5, 1, -1).astype(np.int8)
     bias = rng.normal(0, 0.5, (g.n_users, r))
@@ -81,7 +82,7 @@ def test_balanced_decorrelated_constraints_and_optimality(shape, deficient):
     if deficient:  # a constant bit and a duplicated bit: two null directions
         W[:, 0] = 1.0
         W[:, 2] = W[:, 1]
-    X = blocks.balanced_decorrelated(W, np.random.default_rng(0))
+    X = discrete.balanced_decorrelated(W, np.random.default_rng(0))
     assert X.shape == (n, r)
     np.testing.assert_allclose(X.sum(axis=0), 0.0, atol=1e-8)
     np.testing.assert_allclose(X.T @ X, n * np.eye(r), atol=1e-8)
@@ -97,15 +98,15 @@ def test_balanced_decorrelated_constraints_and_optimality(shape, deficient):
 
 def test_balanced_decorrelated_rejects_too_few_rows():
     with pytest.raises(ValueError, match="more rows than bits"):
-        blocks.balanced_decorrelated(np.ones((4, 8)), np.random.default_rng(0))
+        discrete.balanced_decorrelated(np.ones((4, 8)), np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("init,x_factor", [("relaxed", 1.0), ("relaxed", 2.0), ("random", 1.0)])
 def test_objective_never_increases_across_outer_iterations(init, x_factor):
     g = _problem(n_users=60, n_items=45, seed=5)
     r = 8
-    target = blocks.scale_ratings(g.rating, 1, 5, r)
-    m = blocks.fit_blocks(g, target, [r], alpha=0.05, beta=0.05, seed=0, max_iterations=30,
+    target = discrete.scale_ratings(g.rating, 1, 5, r)
+    m = discrete.fit_blocks(g, target, [r], alpha=0.05, beta=0.05, seed=0, max_iterations=30,
                        init=init, init_max_iterations=5, init_x_factor=x_factor)
     obj = np.array([row["objective"] for row in m.log])
     assert len(obj) >= 3
@@ -113,7 +114,7 @@ def test_objective_never_increases_across_outer_iterations(init, x_factor):
     assert obj[-1] < obj[0]
     # the logged objective is the one recomputed from scratch
     Bs, Ds = [m.B], [m.D]
-    recomputed, _ = blocks.objective(g, target, Bs, Ds, m.X, m.Y, m.Wu, m.Wi, 0.05, 0.05)
+    recomputed, _ = discrete.objective(g, target, Bs, Ds, m.X, m.Y, m.Wu, m.Wi, 0.05, 0.05)
     assert recomputed == pytest.approx(obj[-1], rel=1e-12)
 
 
@@ -121,8 +122,8 @@ def test_block_objective_never_increases_with_weights():
     g = _problem(n_users=60, n_items=45, seed=6)
     rng = np.random.default_rng(7)
     Wu, Wi = rng.random((g.n_users, 2)), rng.random((g.n_items, 2))
-    target = blocks.scale_ratings(g.rating, 1, 5, 4)
-    m = blocks.fit_blocks(g, target, [4, 8], Wu, Wi, alpha=0.01, beta=0.01, seed=0, max_iterations=20,
+    target = discrete.scale_ratings(g.rating, 1, 5, 4)
+    m = discrete.fit_blocks(g, target, [4, 8], Wu, Wi, alpha=0.01, beta=0.01, seed=0, max_iterations=20,
                        init="random")
     obj = np.array([row["objective"] for row in m.log])
     assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1]).max())
@@ -133,7 +134,7 @@ def test_relaxed_init_rows_solve_their_ridge_problems():
     g = _problem(seed=8)
     r, alpha = 5, 0.3
     rng = np.random.default_rng(9)
-    target = blocks.scale_ratings(g.rating, 1, 5, r)
+    target = discrete.scale_ratings(g.rating, 1, 5, r)
     V = rng.normal(size=(g.n_items, r))
     lin = rng.normal(size=(g.n_users, r))
     U = np.zeros((g.n_users, r))
@@ -161,20 +162,20 @@ def test_rating_graph_layouts_agree():
 
 def test_rating_graph_bad_input_is_named():
     with pytest.raises(ValueError, match="item id 9 outside 0..4"):
-        blocks.RatingGraph.from_arrays([0, 1], [0, 9], [1.0, 2.0], 2, 5)
+        discrete.RatingGraph.from_arrays([0, 1], [0, 9], [1.0, 2.0], 2, 5)
     with pytest.raises(ValueError, match=r"rating\[1\] = nan"):
-        blocks.RatingGraph.from_arrays([0, 1], [0, 1], [1.0, np.nan], 2, 5)
+        discrete.RatingGraph.from_arrays([0, 1], [0, 1], [1.0, np.nan], 2, 5)
 
 
 def test_scale_ratings_maps_to_plus_minus_r():
-    np.testing.assert_allclose(blocks.scale_ratings([1, 3, 5], 1, 5, 64), [-64, 0, 64])
+    np.testing.assert_allclose(discrete.scale_ratings([1, 3, 5], 1, 5, 64), [-64, 0, 64])
 
 
 def test_relaxed_init_stops_at_max_iterations():
     g = _problem(seed=11)
-    target = blocks.scale_ratings(g.rating, 1, 5, 4)
+    target = discrete.scale_ratings(g.rating, 1, 5, 4)
     W = np.ones((g.n_users, 1)), np.ones((g.n_items, 1))
-    *_, log = blocks.relaxed_init(g, target, [4], *W, 0.1, 0.1, np.random.default_rng(0),
+    *_, log = discrete.relaxed_init(g, target, [4], *W, 0.1, 0.1, np.random.default_rng(0),
                                   max_iterations=3, tol=0.0)
     assert [row["iteration"] for row in log] == [1, 2, 3]
 
@@ -190,9 +191,9 @@ def test_dcf_fit_returns_packed_codes_of_the_block_model(synthetic_split):
     assert m.info["iterations"] <= 4 and m.info["init_iterations"] <= 3
     assert list(m.log["phase"].unique()) == ["init", "discrete"]
     # the same fit by hand: codes packed from fit_blocks' +-1 matrices
-    g = blocks.RatingGraph.from_ratings(sp.train, ds.n_users, ds.n_items)
-    target = blocks.scale_ratings(g.rating, *ds.rating_scale, 16)
-    bm = blocks.fit_blocks(g, target, [16], alpha=cfg["alpha"], beta=cfg["beta"], seed=0,
+    g = discrete.RatingGraph.from_ratings(sp.train, ds.n_users, ds.n_items)
+    target = discrete.scale_ratings(g.rating, *ds.rating_scale, 16)
+    bm = discrete.fit_blocks(g, target, [16], alpha=cfg["alpha"], beta=cfg["beta"], seed=0,
                            max_iterations=4, init_max_iterations=3)
     np.testing.assert_array_equal(m.arrays["user_codes"], dcf.packed(bm)["user_codes"])
     np.testing.assert_array_equal(m.arrays["item_codes"], dcf.packed(bm)["item_codes"])

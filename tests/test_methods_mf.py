@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from phdlib import codes as C
-from phdlib import results, training
+from phdlib import results
+from phdlib.experiments import training
 from phdlib.methods import mf, mf_methods
 
 

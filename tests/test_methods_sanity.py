@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from phdlib import training
+from phdlib.experiments import training
 from phdlib.methods import ItemScoreModel, sanity
 from phdlib.data.tables import Dataset, Ratings, Split
 

@@ -9,9 +9,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from phdlib import codes as C  # noqa: E402
+from phdlib import codes as C
+from phdlib import methods  # noqa: E402
 from phdlib import evaluation as E  # noqa: E402
-from phdlib import results, training  # noqa: E402
+from phdlib import results
+from phdlib.experiments import training  # noqa: E402
 from phdlib.methods import vh, vh_model  # noqa: E402
 from phdlib.methods.stopping import EarlyStopping  # noqa: E402
 
@@ -111,7 +113,7 @@ def test_float_scores_equal_packed_code_distances(distance, bits):
     with torch.no_grad():
         score, _, _ = m.forward(torch.as_tensor(uu), torch.as_tensor(ii), stochastic=False)
     uc, ic = m.codes(stochastic=False)
-    d = E.pair_distances(uc, ic, uu, ii, distance)
+    d = C.pair_distances(uc, ic, uu, ii, distance)
     np.testing.assert_array_equal(score.numpy().astype(np.int64), bits - 2 * d.astype(np.int64))
     # and the kernels agree with the NumPy reference definitions
     ref = (C.phd_reference if distance == "phd" else C.hamming_reference)(
@@ -169,7 +171,7 @@ def test_fit_is_reproducible_and_seed_dependent(distance):
 @pytest.mark.parametrize("distance", ["hamming", "phd"])
 def test_model_learns_on_low_rank_data(distance):
     """Validation NDCG@10 ends well above chance (an all-tied ranking) and the loss falls."""
-    from phdlib import metrics
+    from phdlib.evaluation import metrics
 
     split = tiny_split()
     cfg = quick_config(distance, max_iterations=1500, min_iterations=1500, noise_std=0.0, lr=0.03,
@@ -200,10 +202,10 @@ def test_method_run_is_complete(method, tmp_path):
             "valid_mrr", "best"} <= set(run.log.columns)
     assert len(run.per_user) == 100 and run.grid is None
     # the test metrics are recomputable from the stored packed codes
-    from phdlib import metrics
+    from phdlib.evaluation import metrics
     back = results.load(run.path)
     uc, ic = C.PackedCodes(back.arrays["user_codes"], 16), C.PackedCodes(back.arrays["item_codes"], 16)
-    again = metrics.summarize(E.evaluate_codes(uc, ic, split.test, method.distance))
+    again = metrics.summarize(methods.evaluate_codes(uc, ic, split.test, method.distance))
     assert again["ndcg@10"] == pytest.approx(run.metrics["ndcg@10"], abs=1e-12)
     # and the codes are those of a direct fit at the best state
     res = vh.fit(split.train, split.valid, 100, 80, 16, (1.0, 5.0), run.config, seed=0)
@@ -219,7 +221,7 @@ def test_user_bias_is_a_training_parameter_only():
         m.user_bias += torch.arange(5.0)
         s, _, _ = m.forward(torch.tensor([2, 2]), torch.tensor([0, 1]), stochastic=False)
     uc, ic = m.codes()
-    d = E.pair_distances(uc, ic, [2, 2], [0, 1], "hamming")
+    d = C.pair_distances(uc, ic, [2, 2], [0, 1], "hamming")
     np.testing.assert_array_equal(s.numpy(), 8 - 2 * d + 2.0)
 
 

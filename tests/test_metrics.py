@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import metrics as M
-from phdlib import ties as T
+from phdlib.evaluation import metrics as M
+from phdlib.evaluation import ties as T
 
 L3 = math.log2(3)
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from phdlib import export
+from phdlib.serving import codes_file
 from phdlib.cli import main
 
 N_USERS, N_ITEMS = 40, 30
@@ -67,7 +67,7 @@ def trained(request, tmp_path, monkeypatch, capsys):
 
 def test_ids_round_trip_exactly_through_train_export_and_recommend(trained, capsys):
     kind, path, out, uid, iid = trained
-    codes = export.load_codes(out)
+    codes = codes_file.load_codes(out)
     want_u, want_i = sorted(set(uid)), sorted(set(iid))
     got_u = [int(x) for x in codes.user_ids.tolist()]
     assert sorted(got_u) == want_u and sorted(int(x) for x in codes.item_ids.tolist()) == want_i
@@ -115,7 +115,7 @@ def test_unknown_users_are_counted_and_located(trained, capsys, tmp_path):
     err = _cli(capsys, ["recommend", "--codes", str(out), "--users", str(users)], code=2).err
     assert f"--users {users}: no user ids (the file is empty" in err
     # an integer outside the ids' own range is unknown, never wrapped onto another id
-    codes = export.load_codes(out)
+    codes = codes_file.load_codes(out)
     if codes.user_ids.dtype.kind in "iu":
         beyond = int(np.iinfo(codes.user_ids.dtype).max) + 1
         wrapped = beyond - 2**64 if codes.user_ids.dtype.kind == "u" else beyond
@@ -127,7 +127,7 @@ def test_row_lookup_is_exact_at_the_edges_of_int64_and_uint64():
     for dtype, ids in ((np.int64, [-2**63, -1, 0, 2**63 - 1]),
                        (np.uint64, [0, 2**63, 2**64 - 2, 2**64 - 1])):
         known = np.array(ids, dtype=dtype)
-        c = export.Codes(known, np.array([1]), np.zeros((4, 1), np.uint64),
+        c = codes_file.Codes(known, np.array([1]), np.zeros((4, 1), np.uint64),
                          np.zeros((1, 1), np.uint64), 8, "phd", {})
         assert c.user_rows([str(x) for x in ids]).tolist() == [0, 1, 2, 3]
         assert c.user_rows(ids).tolist() == [0, 1, 2, 3]

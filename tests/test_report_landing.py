@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-from phdlib import experiments, results, training
+from phdlib import experiments, results
+from phdlib.experiments import training
 from phdlib.report import landing
 
 TINY = {"tune": False, "max_iterations": 300, "min_iterations": 0, "eval_every": 100,

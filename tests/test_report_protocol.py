@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import methods, training
+from phdlib import methods
+from phdlib.experiments import training
 from phdlib.report import protocol as P
 
 TINY = {"tune": False, "max_iterations": 300, "min_iterations": 0, "eval_every": 100,

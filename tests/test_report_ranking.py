@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import ties
+from phdlib.evaluation import ties
 from phdlib.report import ranking
 
 

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 import phdlib
-from phdlib import methods, report, variants
+from phdlib import methods, report
+from phdlib.studies import variants
 
 
 def test_variant_overrides_budget_and_quick():
@@ -39,7 +40,7 @@ def test_variant_overrides_budget_and_quick():
 
 
 def test_run_variants_runs_one_grid_through_the_store(monkeypatch, tmp_path):
-    from phdlib import runner
+    from phdlib.experiments import runner
 
     calls = []
 

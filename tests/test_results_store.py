@@ -89,7 +89,7 @@ def test_results_dir_follows_the_environment(tmp_path, monkeypatch):
 
 
 def test_effective_config_applies_the_grid_choice():
-    from phdlib.results import Run
+    from phdlib.results.store import Run
 
     r = Run(method="m", dataset="d", bits=8, seed=0, config={"lr": 1, "tune": True, "x": 2},
             metrics={}, per_user=None, fingerprint="f", wall_seconds=0.0,

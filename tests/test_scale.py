@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phdlib import scale
+from phdlib.studies import scale
 
 
 def test_measure_reports_every_stage_in_its_own_process():
@@ -104,7 +104,8 @@ def test_the_widths_of_a_method_share_a_store_and_the_tuning_width_runs_first(mo
 
 
 def test_a_tuned_cell_times_its_grid_as_the_tune_stage(tmp_path):
-    from phdlib import data, experiments, training
+    from phdlib import data, experiments
+    from phdlib.experiments import training
 
     split = data.load_split("ml-100k")
     overrides, _ = experiments.profile_overrides("full", "mf", "ml-100k", 32)
@@ -128,7 +129,8 @@ def test_a_tuned_cell_times_its_grid_as_the_tune_stage(tmp_path):
 
 
 def test_another_seed_reads_its_choice_from_the_anchor_run_in_its_tune_stage(tmp_path):
-    from phdlib import data, experiments, training
+    from phdlib import data, experiments
+    from phdlib.experiments import training
 
     split = data.load_split("ml-100k")
     overrides, _ = experiments.profile_overrides("full", "mf", "ml-100k", 32)

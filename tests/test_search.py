@@ -14,7 +14,7 @@ import pytest
 
 from phdlib import bench
 from phdlib import codes as C
-from phdlib import search as S
+from phdlib.serving import search as S
 from phdlib.kernels import bandwidth as KB
 from phdlib.kernels import search as K
 

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from phdlib import codes as C
-from phdlib import engines, export, padding
+from phdlib.serving import engines, codes_file
+from phdlib.codes import padding
 from phdlib.cli import main
-from phdlib.search import BinaryIndex
+from phdlib.serving.search import BinaryIndex
 
 WIDTHS = [1, 7, 16, 32, 64, 100, 128]
 
@@ -126,7 +127,7 @@ def test_csv_with_string_ids_to_train_export_recommend_and_three_engines(
     assert trained["dataset"] == "file-shop"
     out = tmp_path / "codes.npz"
     _cli(capsys, ["export", "--run", trained["path"], "--out", str(out), "--json"])
-    codes = export.load_codes(out)
+    codes = codes_file.load_codes(out)
     assert codes.distance == metric and codes.bits == 32
     assert codes.user_ids.dtype.kind == "U" and codes.user_ids[0].startswith("c-")
     assert codes.provenance["method"] == method
@@ -171,22 +172,22 @@ def test_recommend_leaves_out_seen_items(shop, capsys, monkeypatch, tmp_path):
 
 def test_a_changed_codes_file_is_refused(shop, tmp_path):
     rng = np.random.default_rng(0)
-    c = export.Codes(np.array(["a", "b"]), np.array([10, 20, 30]), _codes(rng, 2, 16),
+    c = codes_file.Codes(np.array(["a", "b"]), np.array([10, 20, 30]), _codes(rng, 2, 16),
                      _codes(rng, 3, 16), 16, "phd", {"method": "x"})
-    p = export.save_codes(c, tmp_path / "c.npz")
-    back = export.load_codes(p)
+    p = codes_file.save_codes(c, tmp_path / "c.npz")
+    back = codes_file.load_codes(p)
     assert np.array_equal(back.item_ids, [10, 20, 30]) and back.user_ids.dtype.kind == "U"
     with np.load(p) as z:
         f = dict(z)
     f["item_codes"] = f["item_codes"].copy()
     f["item_codes"][0, 0] ^= np.uint64(1)
     np.savez(tmp_path / "bad.npz", **f)
-    with pytest.raises(export.CodesFileError, match="bad.npz.*sha256"):
-        export.load_codes(tmp_path / "bad.npz")
+    with pytest.raises(codes_file.CodesFileError, match="bad.npz.*sha256"):
+        codes_file.load_codes(tmp_path / "bad.npz")
     del f["bits"]
     np.savez(tmp_path / "bad2.npz", **f)
-    with pytest.raises(export.CodesFileError, match="no field bits"):
-        export.load_codes(tmp_path / "bad2.npz")
+    with pytest.raises(codes_file.CodesFileError, match="no field bits"):
+        codes_file.load_codes(tmp_path / "bad2.npz")
     with pytest.raises(KeyError, match="'zz' is not in the codes"):
         back.user_rows(["zz"])
 

@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from phdlib import book
+from phdlib.book import driver as book
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from phdlib import stats as S
+from phdlib.evaluation import stats as S
 
 
 def test_paired_ttest_matches_textbook_formula():
@@ -148,7 +148,7 @@ def test_compare_rejects_unknown_method():
 
 
 def test_mean_over_seeds_pairs_users_and_refuses_different_ones():
-    from phdlib import stats
+    from phdlib.evaluation import stats
 
     a = pd.DataFrame({"user": [2, 1], "ndcg@5": [0.2, 0.4], "ndcg@10": [0.3, 0.5], "mrr": [1, 0]})
     b = pd.DataFrame({"user": [1, 2], "ndcg@5": [0.6, 0.0], "ndcg@10": [0.7, 0.1], "mrr": [0, 1]})

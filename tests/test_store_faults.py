@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import results
+from phdlib.results import store as results
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
@@ -197,7 +197,8 @@ def test_names_that_would_leave_the_store_are_refused(tmp_path, bad):
 
 
 def test_an_unwritable_store_returns_the_result_with_a_warning(tmp_path, monkeypatch):
-    from phdlib import data, training
+    from phdlib import data
+    from phdlib.experiments import training
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")  # the store root is a file: nothing can be written under it
@@ -232,7 +233,7 @@ def test_packed_codes_refuse_set_padding_bits():
 
 def test_search_refuses_a_k_whose_answer_cannot_fit():
     from phdlib import codes as C
-    from phdlib import search as S
+    from phdlib.serving import search as S
 
     idx = S.BinaryIndex(8, "phd")
     idx.add(C.PackedCodes(np.arange(10, dtype=np.uint64)[:, None], 8))
@@ -263,7 +264,8 @@ def test_a_permission_error_on_a_data_file_is_one_line(capsys, monkeypatch, tmp_
 @pytest.mark.parametrize("bits,seed", [(-3, 0), (0, 0), (100_000_000, 0), (8, -1), (8, 2**64),
                                        (True, 0), (8.0, 0)])
 def test_training_refuses_bits_and_seeds_out_of_range(tmp_path, bits, seed):
-    from phdlib import data, training
+    from phdlib import data
+    from phdlib.experiments import training
 
     split = data.load_split("synthetic", 0)
     with pytest.raises(ValueError, match="bits must be|seed must be"):
@@ -272,10 +274,10 @@ def test_training_refuses_bits_and_seeds_out_of_range(tmp_path, bits, seed):
 
 
 def test_cli_and_library_bit_limits_agree():
-    from phdlib import training
-    from phdlib.cli import _common
+    from phdlib.experiments import training
+    from phdlib.cli import options
 
-    assert _common.MAX_BITS == training.MAX_BITS
+    assert options.MAX_BITS == training.MAX_BITS
 
 
 # ------------------------------------------------ leftovers and links (issue 27)
@@ -380,7 +382,8 @@ def test_links_inside_the_store_and_a_linked_root_are_fine(tmp_path):
 
 
 def test_training_into_a_linked_out_store_returns_the_result_with_a_warning(tmp_path):
-    from phdlib import data, training
+    from phdlib import data
+    from phdlib.experiments import training
 
     (tmp_path / "outside").mkdir()
     (tmp_path / "store").mkdir()

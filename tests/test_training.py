@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import methods, results, training
+from phdlib import methods, results
+from phdlib.experiments import training
 from phdlib.methods import ItemScoreModel, Method
 
 

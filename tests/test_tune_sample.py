@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phdlib import data, experiments as E, results, runner, training
+from phdlib import data, experiments as E, results
+from phdlib.experiments import runner, training
 
 #: mf-als with a 2 x 2 grid (a second on the tiny split) chosen on at most CAP ratings.
 CAP = 500
@@ -116,7 +117,7 @@ def test_run_grid_tunes_a_sampled_grid_once_for_every_seed(synthetic_split, tmp_
         yield from real(self, split, bits, seed, configs, progress)
 
     monkeypatch.setattr(mf_methods._MFBase, "fit_grid", spy)
-    monkeypatch.setattr("phdlib.cells.load_split", lambda ds, seed=0, data_dir=None: sp)
+    monkeypatch.setattr("phdlib.experiments.cells.load_split", lambda ds, seed=0, data_dir=None: sp)
     cells = [E.Cell("synthetic", "mf-als", 16, s, E.freeze(OV)) for s in (0, 1, 2)]
     import joblib
 
@@ -140,7 +141,8 @@ def test_runner_keeps_a_sampled_grid_whole():
 
 
 def test_compare_sets_sample_grids_beside_the_full_grid(synthetic_split, tmp_path, monkeypatch):
-    from phdlib import methods, sample_tuning
+    from phdlib import methods
+    from phdlib.studies import sample_tuning
 
     assert "mf-als" in sample_tuning.tunable("synthetic")
     assert "item-mean" not in sample_tuning.tunable("synthetic")

@@ -21,7 +21,7 @@ Methods (keys of :attr:`BenchResult.methods`):
 ``hamming_numpy``      ``np.bitwise_count(codes ^ q).sum()``
 ``ip_numba``           64-dim float32 inner products, Numba loop, scores summed
 ``ip_blas``            the same with NumPy's BLAS (``X @ q``), scores summed
-``topk{k}``            fused top-k (Hamming), :class:`phdlib.search.BinaryIndex`
+``topk{k}``            fused top-k (Hamming), :class:`phdlib.serving.search.BinaryIndex`
 ``topk{k}_phd``        fused top-k (PHD)
 ``faiss_topk{k}``      faiss ``IndexBinaryFlat`` top-k (Hamming)
 =====================  ==========================================================

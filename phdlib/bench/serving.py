@@ -2,7 +2,7 @@
 
 One run measures, on one set of item codes and query (user) codes:
 
-- ``binaryindex``: :class:`phdlib.search.BinaryIndex` with ``metric="phd"``,
+- ``binaryindex``: :class:`phdlib.serving.search.BinaryIndex` with ``metric="phd"``,
   the exact scan on the plain codes (the reference for recall);
 - ``faiss-flat``: faiss ``IndexBinaryFlat`` on the padded codes (exact);
 - ``faiss-hnsw``: ``IndexBinaryHNSW`` (``M`` links), one point per ``efSearch``;
@@ -27,9 +27,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from .. import engines, padding
-from ..codes import pack
-from ..search import BinaryIndex
+from ..serving import engines
+from ..codes import padding
+from ..codes.packed import pack
+from ..serving.search import BinaryIndex
 
 ENGINES = ("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "milvus-lite")
 HNSW_EF = (16, 32, 64, 128, 256)

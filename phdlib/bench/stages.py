@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..kernels import bandwidth as KB
 from ..kernels import search as K
-from ..search import n_chunks
+from ..serving.search import n_chunks
 from .config import BenchConfig
 from .data import CODE_BYTES, IP_BYTES, Inputs
 from .machine import limited_threads, read_bandwidth

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..kernels import bandwidth as KB
 from ..kernels import search as K
-from ..search import BinaryIndex, n_chunks
+from ..serving.search import BinaryIndex, n_chunks
 from .config import BenchConfig
 from .data import CODE_BYTES, Inputs
 from .machine import read_bandwidth, set_threads

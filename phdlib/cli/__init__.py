@@ -1,6 +1,6 @@
 """The ``phd`` command line.
 
-Every module in this package other than ``_common`` is one subcommand: it
+Every module in this package other than ``options`` is one subcommand: it
 defines ``register(subparsers)``, which adds its parser and sets ``func`` to a
 callable taking the parsed arguments and returning an exit code. New
 subcommands are added by adding a module; nothing here needs to change.
@@ -26,7 +26,7 @@ import shlex
 import sys
 
 from .. import __version__
-from ._common import one_line as _one_line
+from .options import one_line as _one_line
 
 
 class Parser(argparse.ArgumentParser):
@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
-        mod.register(sub)
+        if hasattr(mod, "register"):  # a command; options.py is what the commands share
+            mod.register(sub)
     return parser
 
 
@@ -76,9 +77,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
-    from . import _common
+    from . import options
 
-    _common.DEBUG = debug
+    options.DEBUG = debug
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = shlex.join(["phd"] + argv)  # provenance of what a command records
@@ -99,7 +100,7 @@ def main(argv=None) -> int:
     except USER_ERRORS as exc:
         if debug:
             raise
-        from ._common import error_message
+        from .options import error_message
 
         print(f"phd: error: {_one_line(error_message(exc))}", file=sys.stderr)
         return 2

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import (SEED, add_json_flag, dump_json, fail, int_in, output_file_problem,
-                      positive_float)
+from .options import (SEED, add_json_flag, dump_json, fail, int_in, output_file_problem, positive_float)
 
 
 def _bench_train(args, log) -> int:
@@ -29,13 +28,13 @@ def _bench_train(args, log) -> int:
 def _bench_serving(args, log) -> int:
     from ..bench import serving
     from ..io import records
-    from ..scale import provenance
+    from ..studies.scale import provenance
 
     try:
         if args.codes:
-            from .. import export
+            from ..serving import codes_file
 
-            codes = export.load_codes(args.codes)
+            codes = codes_file.load_codes(args.codes)
             if codes.distance != "phd":
                 return fail(f"--codes {args.codes}: these codes rank by {codes.distance}; the "
                             f"serving benchmark measures PHD codes")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..names import PROFILES
-from ._common import add_json_flag, dump_json, fail, name_value, seconds_above_zero
+from .options import add_json_flag, dump_json, fail, name_value, seconds_above_zero
 
 
 def _parse_params(items: list[str]) -> dict:
@@ -12,7 +12,7 @@ def _parse_params(items: list[str]) -> dict:
 
 
 def _build(args) -> int:
-    from .. import book
+    from ..book import driver as book
 
     params = {}
     if args.dataset is not None:
@@ -37,7 +37,7 @@ def _build(args) -> int:
 
 
 def _list(args) -> int:
-    from .. import book
+    from ..book import driver as book
 
     import jupytext
 

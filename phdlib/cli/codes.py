@@ -4,19 +4,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import (add_json_flag, dump_json, error_message, fail, input_file_problem, int_in,
-                      output_file_problem)
+from .options import (add_json_flag, dump_json, error_message, fail, input_file_problem, int_in, output_file_problem)
 
 
 def _export(args) -> int:
-    from .. import export, results
+    from ..serving import codes_file
+    from .. import results
 
     problem = output_file_problem("--out", args.out)
     if problem:
         return fail(problem)
     try:
-        path = export.export_run(args.run, args.out, data_dir=args.data_dir)
-        codes = export.load_codes(path)
+        path = codes_file.export_run(args.run, args.out, data_dir=args.data_dir)
+        codes = codes_file.load_codes(path)
     except (results.CorruptRun, ValueError, KeyError, FileNotFoundError) as exc:
         return fail(error_message(exc))
     out = {"out": str(path), "users": len(codes.user_ids), "items": len(codes.item_ids),
@@ -76,11 +76,11 @@ def _check_users(codes, users, where) -> None:
 
 
 def _seen(args, codes):
-    """The --exclude-seen pairs matched against the codes (:class:`phdlib.export.Exclusions`),
+    """The --exclude-seen pairs matched against the codes (:class:`phdlib.serving.codes_file.Exclusions`),
     or None; pairs whose user or item the codes lack are counted and warned about."""
     if not args.exclude_seen:
         return None
-    from .. import export
+    from ..serving import codes_file
     from ..data import own
 
     cols = own.parse_columns(args.columns, ("user", "item")) if args.columns else codes.provenance.get("columns")
@@ -92,7 +92,7 @@ def _seen(args, codes):
     if problem:
         raise ValueError(problem)
     users, items = own.read_pairs(path, cols, args.sep)
-    ex = export.exclusions(codes, users, items)
+    ex = codes_file.exclusions(codes, users, items)
     if ex.unknown_user_pairs or ex.unknown_item_pairs:
         parts = []
         if ex.unknown_user_pairs:
@@ -107,7 +107,7 @@ def _seen(args, codes):
 
 
 def _recommend(args) -> int:
-    from .. import export
+    from ..serving import codes_file
 
     if args.exclude_seen is None and (args.columns is not None or args.sep is not None):
         return fail(f"{'--columns' if args.columns is not None else '--sep'} goes with "
@@ -116,11 +116,11 @@ def _recommend(args) -> int:
     if problem:
         return fail(problem)
     try:
-        codes = export.load_codes(args.codes)
+        codes = codes_file.load_codes(args.codes)
         users, where = _read_users(args)
         _check_users(codes, users, where)
         seen = _seen(args, codes)
-        recs = export.recommend(codes, users, k=args.k, exclude=seen)
+        recs = codes_file.recommend(codes, users, k=args.k, exclude=seen)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         return fail(error_message(exc))
     if args.json:
@@ -139,7 +139,7 @@ def register(sub) -> None:
                        description="Write the codes of a stored code run (the PATH `phd train "
                                    "--json` prints) with the original user and item ids, the "
                                    "width, the distance and the provenance to one .npz "
-                                   "(documented in phdlib.export).")
+                                   "(documented in phdlib.serving.codes_file).")
     p.add_argument("--run", required=True, metavar="PATH", help="a stored run's folder")
     p.add_argument("--out", required=True, metavar="FILE.npz")
     p.add_argument("--data-dir", default=None,
@@ -149,7 +149,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("recommend", help="top-k items for users from an exported codes file",
                        description="Rank every item for each user by the codes' distance "
-                                   "(PHD or Hamming; exact, through phdlib.search.BinaryIndex), "
+                                   "(PHD or Hamming; exact, through phdlib.serving.search.BinaryIndex), "
                                    "nearest first, ties in item order.")
     p.add_argument("--codes", required=True, metavar="FILE.npz", help="written by phd export")
     p.add_argument("--user", action="append", default=None, metavar="ID",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import SEED, add_json_flag, dump_json, error_message, fail, int_in
+from .options import SEED, add_json_flag, dump_json, error_message, fail, int_in
 
 
 def _prep_args(args) -> dict:

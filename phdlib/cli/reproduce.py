@@ -6,8 +6,7 @@ import time
 from pathlib import Path
 
 from ..names import PARTS, PROFILES
-from ._common import (SEED, add_json_flag, dask_address, dump_json, error_message, fail,
-                      int_in, output_file_problem)
+from .options import (SEED, add_json_flag, dask_address, dump_json, error_message, fail, int_in, output_file_problem)
 
 
 def _reproduce(args) -> int:
@@ -76,7 +75,7 @@ def register(sub) -> None:
     p.add_argument("--split-seed", type=SEED, default=0)
     p.add_argument("--dask", metavar="ADDRESS", type=dask_address, default=None,
                    help="run the cells on this Dask scheduler (tcp://HOST:PORT); the workers "
-                        "need neither the data nor this store (see phdlib.cluster)")
+                        "need neither the data nor this store (see phdlib.experiments.cluster)")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--part", action="append", choices=PARTS,
                    help="only the cells of this part; repeatable (default: all)")

@@ -1,14 +1,15 @@
 """``phd scale``: what a reproduction costs, per method and stage, against dataset size."""
 from __future__ import annotations
 
-from ._common import BITS, add_json_flag, dump_json, fail, float_above_zero, output_file_problem
+from .options import (BITS, add_json_flag, dump_json, fail, float_above_zero, output_file_problem)
 
 #: The sizes the chapter "Cost at scale" sweeps, smallest first.
 DEFAULT_DATASETS = ["ml-100k", "ml-1m", "synthetic-yelp", "synthetic-amazon", "synthetic-ml-10m"]
 
 
 def _scale(args) -> int:
-    from .. import data, methods, scale
+    from .. import data, methods
+    from ..studies import scale
     from ..io import records
 
     datasets = args.dataset or DEFAULT_DATASETS

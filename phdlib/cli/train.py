@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..names import METHODS
-from ._common import BITS, SEED, add_json_flag, dump_json, error_message, fail, int_in, name_value
+from .options import (BITS, SEED, add_json_flag, dump_json, error_message, fail, int_in, name_value)
 
 
 def _overrides(args) -> dict:
@@ -17,7 +17,8 @@ def _overrides(args) -> dict:
 
 
 def _train(args) -> int:
-    from .. import data, methods, training
+    from .. import data, methods
+    from ..experiments import training
 
     try:
         overrides = _overrides(args)

@@ -1,11 +1,12 @@
 """``phd tune-sample``: grids chosen on user samples against the grid on all the data."""
 from __future__ import annotations
 
-from ._common import BITS, add_json_flag, dump_json, fail, int_in, output_file_problem
+from .options import BITS, add_json_flag, dump_json, fail, int_in, output_file_problem
 
 
 def _tune_sample(args) -> int:
-    from .. import data, methods, sample_tuning
+    from .. import data, methods
+    from ..studies import sample_tuning
     from ..io import records
 
     known = data.names()

@@ -37,10 +37,10 @@ from .sources import (PAPER_DATASETS, SCALE_SHAPES, SOURCES, SYNTHETIC, cache_di
 from .split import split_sizes
 from .summary import (histogram, paper_comparison, per_item, per_user, preprocessing_trace,
                       split_table, stats)
-from .tables import Dataset, Ratings, Split
+from .tables import Dataset, Ratings, Split, check_ids
 
 __all__ = [
-    "Ratings", "Dataset", "Split", "load_dataset", "split_dataset", "load_split",
+    "Ratings", "Dataset", "Split", "check_ids", "load_dataset", "split_dataset", "load_split",
     "DataError", "DataFormatError", "DataNotFoundError", "FingerprintMismatch",
     "FORMATS", "RawRatings", "read_ratings", "content_fingerprint", "SOURCES",
     "PAPER_DATASETS", "cache_dir", "fetch", "locate", "split_sizes", "names",

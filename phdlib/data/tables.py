@@ -11,6 +11,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+def check_ids(x, n: int, what: str) -> np.ndarray:
+    """``x`` as an array, checked to be 1-d integer ids in ``[0, n)``; the error names
+    ``what`` (``"user"`` or ``"item"``) and the range found."""
+    x = np.asarray(x)
+    if x.ndim != 1 or not np.issubdtype(x.dtype, np.integer):
+        raise ValueError(f"{what} ids must be a 1-d integer array, got dtype {x.dtype} shape {x.shape}")
+    if x.size and (x.min() < 0 or x.max() >= n):
+        raise ValueError(f"{what} ids must lie in [0, {n}); got range [{x.min()}, {x.max()}]")
+    return x
+
+
 @dataclass
 class Ratings:
     """One table of ratings with re-indexed ids.

@@ -5,6 +5,6 @@ Each submodule groups the compiled kernels for one concern:
 - ``bits``: the popcount intrinsic and the Hamming / PHD distance scans.
 
 Kernels take and return plain NumPy arrays and do no validation: the public
-functions in ``phdlib.codes``, ``phdlib.search`` and friends check their
+functions in ``phdlib.codes``, ``phdlib.serving.search`` and friends check their
 inputs and then call in here.
 """

@@ -1,8 +1,8 @@
 """Per-user ranking metrics (NDCG@k, MRR) over flat, user-grouped arrays.
 
-The public entry point is :func:`phdlib.metrics.evaluate`, which validates its
+The public entry point is :func:`phdlib.evaluation.metrics.evaluate`, which validates its
 inputs, groups the ratings by user and calls :func:`evaluate_segments`. The
-per-user reference implementation in :mod:`phdlib.metrics` (plain NumPy) is
+per-user reference implementation in :mod:`phdlib.evaluation.metrics` (plain NumPy) is
 the specification; the tests check that this kernel equals it.
 
 Tie modes (``mode``):

@@ -4,7 +4,7 @@ The contract (:mod:`phdlib.methods.base`): a :class:`Method` has a name, a
 label, what it ranks by, a default config and ``fit(split, bits, seed,
 config, progress) -> Fitted``; a :class:`Fitted` model scores (user, item)
 pairs and rebuilds from its stored arrays. Training, evaluation, tuning and
-the store are shared code in :mod:`phdlib.training` and
+the store are shared code in :mod:`phdlib.experiments.training` and
 :mod:`phdlib.evaluation`.
 
 Adding a method: write one module with a :class:`Method` subclass and an
@@ -27,10 +27,11 @@ import importlib
 
 from ..names import METHODS
 from .base import (RANKS, BlockCodeModel, CodeModel, Fitted, ItemScoreModel, Method,
+                   evaluate_codes,
                    VectorModel, value_kind)
 
 __all__ = ["REGISTRY", "RANKS", "Method", "Fitted", "CodeModel", "VectorModel", "ItemScoreModel",
-           "BlockCodeModel", "value_kind", "get", "names", "label", "register", "MethodNotAvailable"]
+           "BlockCodeModel", "value_kind", "evaluate_codes", "get", "names", "label", "register", "MethodNotAvailable"]
 
 #: name -> "module:attribute" of the method object, in the order of the
 #: paper's Table 1 (its seven methods), then our additions. It is written in

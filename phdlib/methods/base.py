@@ -14,7 +14,7 @@ results store keeps (:attr:`Fitted.arrays`), rebuilds from them
 table, and carries its training trace (:attr:`Fitted.log`, one row per
 logged step, never a tuning grid) and scalars about training
 (:attr:`Fitted.info`). Everything after ``fit``—evaluation, tuning, the store,
-reports—is shared code (:mod:`phdlib.evaluation`, :mod:`phdlib.training`).
+reports—is shared code (:mod:`phdlib.evaluation`, :mod:`phdlib.experiments.training`).
 
 Scores come in four kinds of arrays, one :class:`Fitted` subclass each:
 :class:`CodeModel` (packed codes ranked by Hamming or PHD), :class:`VectorModel`
@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 from .. import codes as C
+from ..data.tables import check_ids
+from ..evaluation import evaluate
 
 #: What a method ranks by: a code distance (smaller first) or a score (larger first):
 #: :data:`phdlib.codes.RANKS`, the names of :data:`phdlib.codes.DISTANCES` and ``"score"``.
@@ -39,7 +41,7 @@ RANKS = C.RANKS
 #: Default ``tune_ratings`` of every tunable method: a dataset with more ratings
 #: than this has its grid chosen on a user sample of at most this many ratings
 #: (:func:`phdlib.data.sample_users`), and the chosen point trained on all of
-#: it (:func:`phdlib.training.run`). The paper's ML-1M (998,539 ratings) and
+#: it (:func:`phdlib.experiments.training.run`). The paper's ML-1M (998,539 ratings) and
 #: Yelp (602,517) are tuned on all their data, as the paper did; ML-10M and
 #: Amazon are not (the chapter "Cost at scale" says why that is sound).
 TUNE_RATINGS = 1_000_000
@@ -50,17 +52,6 @@ def value_kind(ranks_by: str) -> str:
     if ranks_by not in RANKS:
         raise ValueError(f"ranks_by must be one of {RANKS}, got {ranks_by!r}")
     return "score" if ranks_by == "score" else "dissimilarity"
-
-
-def check_ids(x, n: int, what: str) -> np.ndarray:
-    """``x`` as an array, checked to be 1-d integer ids in ``[0, n)``; the error names
-    ``what`` (``"user"`` or ``"item"``) and the range found."""
-    x = np.asarray(x)
-    if x.ndim != 1 or not np.issubdtype(x.dtype, np.integer):
-        raise ValueError(f"{what} ids must be a 1-d integer array, got dtype {x.dtype} shape {x.shape}")
-    if x.size and (x.min() < 0 or x.max() >= n):
-        raise ValueError(f"{what} ids must lie in [0, {n}); got range [{x.min()}, {x.max()}]")
-    return x
 
 
 def rating_arrays(user, item, rating, n_users: int, n_items: int, prefix: str = ""):
@@ -387,3 +378,18 @@ class Method:
     def from_arrays(self, bits: int, arrays: dict) -> Fitted:
         """The fitted model of stored ``arrays`` (how this method's runs are re-scored)."""
         return self.model.from_arrays(bits, arrays, self.ranks_by)
+
+
+def evaluate_codes(user_codes: C.PackedCodes, item_codes: C.PackedCodes, ratings,
+                   distance: str, ties: str = "expected", discount: str = "paper",
+                   ks=(5, 10), seed: int = 0) -> pd.DataFrame:
+    """Per-user NDCG@k and RR of ``ratings`` (a :class:`phdlib.data.Ratings`).
+
+    Each user's rated items are ranked by the code distance, smallest first:
+    :func:`phdlib.evaluation.evaluate` of a :class:`CodeModel` of these codes
+    (``item_codes`` plain or stored negated).
+    """
+    plain = item_codes.negate() if item_codes.negated else item_codes
+    model = CodeModel(user_codes.m, {"user_codes": user_codes.words, "item_codes": plain.words},
+                      distance)
+    return evaluate(model, ratings, ties, discount, ks, seed)

@@ -6,7 +6,7 @@ A user's (item's) code is ``K`` blocks of DCF-style ±1 codes, block ``b`` of
     s_ui ~ sum_b w_u,b * w_i,b * <b_u,b, d_i,b>
 
 and ranks a user's items by that score (larger first). The codes are trained
-as in DCF (:func:`phdlib.methods.blocks.fit_blocks`: discrete coordinate
+as in DCF (:func:`phdlib.methods.discrete.fit_blocks`: discrete coordinate
 descent bit by bit, block after block, each block fitting the residual of the
 others, with its own balance/decorrelation surrogate). The weights are fixed
 before training, as in the reference MATLAB code (3140102441/CCCF,

@@ -1,6 +1,6 @@
 """Discrete Collaborative Filtering (DCF; Zhang et al., SIGIR 2016) as a method.
 
-The algorithm is :func:`phdlib.methods.blocks.fit_blocks` with one block and
+The algorithm is :func:`phdlib.methods.discrete.fit_blocks` with one block and
 unit weights; a user ranks items by the Hamming distance of the codes.
 :func:`fit_point` (shared with CCCF) fits one configuration of the block model.
 """
@@ -10,7 +10,7 @@ import time
 
 from .. import codes as C
 from .base import TUNE_RATINGS, CodeModel, Method
-from .blocks import RatingGraph, fit_blocks, scale_ratings
+from .discrete import RatingGraph, fit_blocks, scale_ratings
 
 #: The alpha (= beta) values searched on validation: the DCF paper tunes both
 #: trade-off parameters over powers of ten; we search 1e-4 .. 1.
@@ -42,7 +42,7 @@ def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None
               scale: float | None = None, progress: bool = False):
     """Fit one configuration of the block model on ``split.train``.
 
-    Returns ``(model, info)``: the :class:`phdlib.methods.blocks.BlockModel`
+    Returns ``(model, info)``: the :class:`phdlib.methods.discrete.BlockModel`
     and scalars (outer iterations, initialisation iterations, converged,
     training wall and CPU seconds). ``scale``: the target range ``[-scale,
     scale]`` of the ratings (default ``bits``).

@@ -1,6 +1,6 @@
 """The MF methods: MF (SGD, the paper's), MF-ALS (ours), MFmean and MFmedian.
 
-All four are tuned through the shared path (:mod:`phdlib.training`) over a
+All four are tuned through the shared path (:mod:`phdlib.experiments.training`) over a
 grid of ``reg`` x ``epochs`` (x ``scope`` for the binarised ones), chosen on
 validation NDCG@10. Grid points with the same ``reg`` share one fit: it runs
 to the largest epoch count and is read at every count of the grid
@@ -207,7 +207,7 @@ def binarization_variants(split, vectors: dict, thresholds=THRESHOLDS, scopes=SC
     ``test_mrr``, and the fraction of 1 bits of user and item codes. For
     reading, not choosing: the methods choose on validation only.
     """
-    from ..evaluation import evaluate, summarize
+    from ..evaluation.fitted import evaluate, summarize
 
     rows = []
     for label, (P, Q) in vectors.items():

@@ -1,7 +1,7 @@
 """Sanity baselines (our addition): rankings that know nothing about the user.
 
 Under the paper's protocol each user ranks only their own rated test items
-(:mod:`phdlib.metrics`). These baselines give every user the *same* item
+(:mod:`phdlib.evaluation.metrics`). These baselines give every user the *same* item
 order, so whatever they score measures how much of the task is solved
 without any personalisation:
 

@@ -21,7 +21,7 @@ plugs in through :class:`_VHLearner`.
 
 Tuning: with ``tune`` (the full profile), ``lr`` and ``train_sampling`` are
 chosen on validation NDCG@10 over ``lr_grid`` x ``train_sampling_grid``
-through the shared tuning path (:mod:`phdlib.training`), at ``tune_bits``
+through the shared tuning path (:mod:`phdlib.experiments.training`), at ``tune_bits``
 (64) and reused at the other widths (the transfer is recorded in the run);
 the single-point
 defaults (:data:`phdlib.methods.vh_config.SINGLE_POINT`) are the points that grid chooses on ML-1M
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ..evaluation import evaluate_codes
+from .base import evaluate_codes
 from ..kernels.fpenv import SUPPORTED as _FLUSH_SUPPORTED
 from ..kernels.fpenv import flush_denormals
-from ..metrics import METRICS
+from ..evaluation.metrics import METRICS
 from .base import CodeModel, Method
 from .loop import Budget
 from .loop import train as train_loop

@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from ..codes import DISTANCE_NAMES
-from ..metrics import METRICS
+from ..codes.packed import DISTANCE_NAMES
+from ..evaluation.metrics import METRICS
 from .base import TUNE_RATINGS
 
 #: Bit sampling, in training (``train_sampling``) and for the codes (``eval_sampling``).

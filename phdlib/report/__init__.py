@@ -3,7 +3,7 @@
 Everything here takes runs (:class:`phdlib.results.Run`, usually from
 :func:`phdlib.experiments.ensure`) and returns tables (pandas), matplotlib
 axes or sentences; nothing trains (training of the VH variant study is
-:mod:`phdlib.variants`). The paper's numbers come from :mod:`phdlib.paper`,
+:mod:`phdlib.studies.variants`). The paper's numbers come from :mod:`phdlib.paper`,
 method lists and labels from the registry (:mod:`phdlib.methods`).
 
 Chapters write ``from phdlib import report`` and call:

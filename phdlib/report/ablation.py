@@ -1,4 +1,4 @@
-"""The ablation chapter's tables and headline findings, from :mod:`phdlib.ablation`'s frames.
+"""The ablation chapter's tables and headline findings, from :mod:`phdlib.studies.ablation`'s frames.
 
 :func:`summary` states the chapter's answer in three to four sentences (the
 distance alone, how close Hamming-trained codes ranked by PHD come to
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from .. import methods
-from ..ablation import BIAS_ARMS, share_range, share_words
-from ..ablation import findings as ablation_findings
-from ..metrics import METRIC_LABELS
+from ..studies.ablation import BIAS_ARMS, share_range, share_words
+from ..studies.ablation import findings as ablation_findings
+from ..evaluation.metrics import METRIC_LABELS
 from .groups import by_method
 from .page import num, p_text, pct
 
@@ -32,7 +32,7 @@ def grouped(runs: dict, widths) -> dict:
 
 
 def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
-    """:func:`phdlib.ablation.distance_tests` for display: rows (bits, method, metric);
+    """:func:`phdlib.studies.ablation.distance_tests` for display: rows (bits, method, metric);
     columns difference, 95% CI, p (adjusted), verdict."""
     t = tests.assign(method=tests["method"].map(methods.label),
                      metric=tests["metric"].map(METRIC_LABELS))
@@ -49,7 +49,7 @@ def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
 
 def distance_table(table: pd.DataFrame, tests: pd.DataFrame,
                    metric: str = "ndcg@10") -> pd.DataFrame:
-    """One metric of :func:`phdlib.ablation.distance_ablation` and its tests in one table for
+    """One metric of :func:`phdlib.studies.ablation.distance_ablation` and its tests in one table for
     reading: rows (bits, method); columns what the codes were learned for, the metric ranked
     by Hamming and by PHD, the difference with its 95% CI, the adjusted p and the verdict."""
     rows = {}
@@ -69,7 +69,7 @@ def distance_table(table: pd.DataFrame, tests: pd.DataFrame,
 
 
 def gap_table(gap: pd.DataFrame) -> pd.DataFrame:
-    """:func:`phdlib.ablation.bias_gap` for display: one row per metric, the three arms,
+    """:func:`phdlib.studies.ablation.bias_gap` for display: one row per metric, the three arms,
     the share closed with its range over seeds, and the two adjusted p-values."""
     rows = {}
     for _, g in gap.iterrows():
@@ -89,7 +89,7 @@ def shares(gaps: dict[int, pd.DataFrame], metric: str = "ndcg@10"
            ) -> tuple[str, list[str]] | None:
     """The share of the VH -> VH_PHD gap that VH+bias closes, for a sentence: ``(words,
     parts)``, words for the whole range over widths and seeds
-    (:func:`phdlib.ablation.share_words`) and one part per width (``"42% at 32 bits (23% to
+    (:func:`phdlib.studies.ablation.share_words`) and one part per width (``"42% at 32 bits (23% to
     62% over 5 seeds)"``); None where no width has a gain to close."""
     parts, ranges = [], []
     for b, g in gaps.items():
@@ -110,7 +110,7 @@ def shares(gaps: dict[int, pd.DataFrame], metric: str = "ndcg@10"
 
 def reach_parts(reach: pd.DataFrame) -> list[str]:
     """Per width, how close the best Hamming-trained code ranked by PHD comes to VH_PHD
-    (:func:`phdlib.ablation.phd_reach`), or how far above it it is."""
+    (:func:`phdlib.studies.ablation.phd_reach`), or how far above it it is."""
     best = reach.loc[reach.groupby("bits")["phd"].idxmax()]
     return [(f"{methods.label(r.method)} at {r.bits} bits comes within {num(r.below_target)}"
              if r.below_target >= 0 else
@@ -160,7 +160,7 @@ def conclusion(tests: pd.DataFrame, gaps: dict[int, pd.DataFrame], reach: pd.Dat
                metric: str = "ndcg@10") -> list[str]:
     """The chapter's closing statements: the distance alone (one sentence over every
     Hamming-trained code, :func:`summary`'s) and, per width, the bias arm's share of the gap with
-    its tests (:func:`phdlib.ablation.findings`' width sentences); the per-code lines stay in the
+    its tests (:func:`phdlib.studies.ablation.findings`' width sentences); the per-code lines stay in the
     tables above."""
     first = [line for line in summary(tests, gaps, reach, metric)
              if line.startswith("**Ranking by PHD alone")]

@@ -2,7 +2,7 @@
 the DCF and CCCF chapter shares (:mod:`phdlib.report.baselines_dcf`).
 
 Every function here turns stored runs or the frames of :mod:`phdlib.report.compare`,
-:mod:`phdlib.training` and :mod:`phdlib.evaluation` into something to read: a
+:mod:`phdlib.experiments.training` and :mod:`phdlib.evaluation` into something to read: a
 frame for :func:`phdlib.report.page.table` (labels, not keys; metric values as
 floats, four decimals when shown) or a list of sentences for
 :func:`phdlib.report.page.findings` (those that check the paper start with
@@ -86,7 +86,7 @@ def tolerance_lines(cmp: pd.DataFrame, tolerance: float = TOLERANCE,
 
 def grid_shown(grid: pd.DataFrame, rows: str = "λ", columns: str = "passes",
                higher: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A pivoted grid (:func:`phdlib.training.grid_table`) for reading, and its best cell.
+    """A pivoted grid (:func:`phdlib.experiments.training.grid_table`) for reading, and its best cell.
 
     Returns ``(shown, bold)``: ``shown`` is the grid with index and columns
     named ``rows`` and ``columns`` and their values as plain strings

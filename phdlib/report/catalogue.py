@@ -8,8 +8,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import evaluation, methods, stats, training
-from ..metrics import METRIC_LABELS, METRICS
+from .. import evaluation, methods
+from ..evaluation import stats
+from ..experiments import training
+from ..evaluation.metrics import METRIC_LABELS, METRICS
 from . import page
 from .page import p_text
 from .style import PHD, VH as HAMMING

@@ -7,7 +7,7 @@ acceptance band :data:`TOLERANCE` on every metric. Table 1
 (:func:`phdlib.report.table1`) and every chapter use this layout:
 
 - index: MultiIndex ``(method, bits)`` (str, int);
-- columns: MultiIndex ``(metric, field)``, metric in :data:`phdlib.metrics.METRICS`
+- columns: MultiIndex ``(metric, field)``, metric in :data:`phdlib.evaluation.metrics.METRICS`
   order, field in :data:`FIELDS`: ``ours`` (float64, mean over seeds), ``std``
   (float64, ddof=1, NaN for one seed), ``n`` (int64, seeds), ``paper``
   (float64, NaN where the paper has no value), ``diff`` (float64, ours − paper).
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import paper
-from ..metrics import METRICS
+from ..evaluation.metrics import METRICS
 
 __all__ = ["TOLERANCE", "FIELDS", "comparison", "within", "max_abs_diff", "mean_std"]
 

@@ -2,7 +2,7 @@
 to the chapter that shows it in full.
 
 Every sentence is computed from stored runs through the same functions the chapters use
-(:func:`phdlib.report.table1`, :mod:`phdlib.ablation`, :mod:`phdlib.report.protocol`,
+(:func:`phdlib.report.table1`, :mod:`phdlib.studies.ablation`, :mod:`phdlib.report.protocol`,
 :mod:`phdlib.report.serving`); nothing is written in advance of the numbers. The
 sentences are MyST Markdown (bold lead, ``{doc}`` link to the chapter) for
 :func:`phdlib.report.page.findings`.
@@ -10,8 +10,10 @@ sentences are MyST Markdown (bold lead, ``{doc}`` link to the chapter) for
 from __future__ import annotations
 
 
-from .. import ablation, export, methods
-from ..metrics import METRIC_LABELS
+from ..studies import ablation
+from ..serving import codes_file
+from .. import methods
+from ..evaluation.metrics import METRIC_LABELS
 from . import ablation as rablation
 from . import protocol, serving
 from .groups import by_method
@@ -209,7 +211,7 @@ def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
         rules = protocol.tie_rule_table(protocol.tie_rule_tables(values, split.test, 1), seed0,
                                         dataset)
         lead = protocol.leaders(rules)
-        codes = export.codes_of_run(seed0[(protocol.PHD, top)])
+        codes = codes_file.codes_of_run(seed0[(protocol.PHD, top)])
         ties = serving.served_ties(codes.user_codes, codes.item_codes, codes.bits)
     out = [paper_claim(tables, seeds), item_mean(tables), catalogue(cat_tests),
            pessimistic_ties(lead), bias_share(gaps), phd_without_retraining(reach),

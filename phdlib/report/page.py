@@ -26,7 +26,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown
 
 from .. import __version__
-from ..provenance import git_commit
+from ..results.provenance import git_commit
 
 __all__ = ["prose", "findings", "verdict", "table", "best_mask", "mean_std", "num", "pct",
            "p_text", "signed", "and_list", "seeds_text", "count", "computed", "profile_banner",

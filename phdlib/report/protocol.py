@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import methods
-from ..metrics import METRIC_LABELS, METRICS
+from ..evaluation.metrics import METRIC_LABELS, METRICS
 from . import page
 from .catalogue import catalogue, catalogue_findings, catalogue_tests  # noqa: F401 (re-exported)
 from .page import and_list as _and

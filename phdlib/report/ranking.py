@@ -1,12 +1,12 @@
 """The chapter "Measuring rankings": how often codes tie, and what the tie rule moves.
 
 - :func:`tie_summary`: how much the test items of every user tie
-  (from :func:`phdlib.ties.tie_profile`);
+  (from :func:`phdlib.evaluation.ties.tie_profile`);
 - :func:`rule_spread`: the mean metrics under every tie rule
-  (from :func:`phdlib.ties.compare_tie_rules`), one row per rule;
+  (from :func:`phdlib.evaluation.ties.compare_tie_rules`), one row per rule;
 - :func:`tie_findings`: both as plain sentences;
 - :func:`one_user_findings`, :func:`draws_findings`: the example user;
-- :func:`benchmark_table`: :func:`phdlib.ties.benchmark` for reading;
+- :func:`benchmark_table`: :func:`phdlib.evaluation.ties.benchmark` for reading;
 - :func:`conclusion`: the chapter's conclusion from :func:`rule_spread`.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import ties
-from ..metrics import METRIC_LABELS
+from ..evaluation import ties
+from ..evaluation.metrics import METRIC_LABELS
 from .page import num
 
 __all__ = ["RULE_LABELS", "tie_summary", "rule_spread", "tie_findings", "one_user_findings",
@@ -51,7 +51,7 @@ def tie_summary(user, values, rating, k: int = 10) -> dict:
 def rule_spread(rules: pd.DataFrame, discount: str = "paper") -> pd.DataFrame:
     """Mean metrics per tie rule under one discount, for reading.
 
-    rules: :func:`phdlib.ties.compare_tie_rules`. Returns one row per rule
+    rules: :func:`phdlib.evaluation.ties.compare_tie_rules`. Returns one row per rule
     (index: :data:`RULE_LABELS`, in the order pessimistic, expected,
     optimistic, input, random), columns the metric labels (``NDCG@5``, ...)
     as floats; the random row is the mean over its draws (labelled with their number).
@@ -68,7 +68,7 @@ def rule_spread(rules: pd.DataFrame, discount: str = "paper") -> pd.DataFrame:
 
 def tie_findings(summary: dict, rules: pd.DataFrame, dataset: str, bits: int,
                  discount: str = "paper") -> list[str]:
-    """Sentences on :func:`tie_summary` and :func:`phdlib.ties.compare_tie_rules` of
+    """Sentences on :func:`tie_summary` and :func:`phdlib.evaluation.ties.compare_tie_rules` of
     random ``bits``-bit codes on ``dataset``'s test split."""
     k = summary["k"]
     out = [f"With random {bits}-bit codes on {dataset}, {summary['tied_share']:.0%} of the "
@@ -87,7 +87,7 @@ def tie_findings(summary: dict, rules: pd.DataFrame, dataset: str, bits: int,
 
 
 def one_user_findings(rules: pd.DataFrame) -> list[str]:
-    """Sentences on :func:`phdlib.ties.one_user_rules` (rows: tie rules; columns
+    """Sentences on :func:`phdlib.evaluation.ties.one_user_rules` (rows: tie rules; columns
     ``NDCG@5``, ``NDCG@10``, ``RR``): the range between the two bounds."""
     out = []
     for m in rules.columns:
@@ -116,7 +116,7 @@ def draws_findings(exact, mean, stderr, n: int, names) -> list[str]:
 
 
 def benchmark_table(bench: pd.DataFrame) -> pd.DataFrame:
-    """:func:`phdlib.ties.benchmark` for reading: index the tie rule
+    """:func:`phdlib.evaluation.ties.benchmark` for reading: index the tie rule
     (:data:`RULE_LABELS`), columns users and test ratings (int), best and
     median seconds (float) and millions of ratings a second (float)."""
     out = pd.DataFrame({

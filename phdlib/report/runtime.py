@@ -25,7 +25,7 @@ import pandas as pd
 
 from .. import bench
 from .. import codes as C
-from .. import search as S
+from ..serving import search as S
 from ..bench import ACCEPT, CODE_BYTES, batch_table, topk_table
 from ..paper import TABLE2
 
@@ -288,7 +288,7 @@ def summary(res) -> list[str]:
 
 def same_answers(seed: int = 0, n: int = 100_000, queries: int = 32,
                  ks=(1, 10, 100)) -> pd.DataFrame:
-    """Every search path of :class:`phdlib.search.BinaryIndex` against a NumPy reference.
+    """Every search path of :class:`phdlib.serving.search.BinaryIndex` against a NumPy reference.
 
     ``n`` 64-bit item codes with biased bits (80% ones: many tied distances)
     and ``queries`` random queries, seeded by ``seed``; for Hamming and PHD,

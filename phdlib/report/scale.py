@@ -1,6 +1,6 @@
-"""Tables and figures of the chapter "Cost at scale" (:mod:`phdlib.scale` measures).
+"""Tables and figures of the chapter "Cost at scale" (:mod:`phdlib.studies.scale` measures).
 
-``cells`` below is :func:`phdlib.scale.per_cell`'s frame: one row per
+``cells`` below is :func:`phdlib.studies.scale.per_cell`'s frame: one row per
 (dataset, method, bits) with ``wall_s`` and ``cpu_s`` (seconds), ``peak_rss_mb``
 (MB) and ``users``, ``items``, ``ratings``.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import scale
+from ..studies import scale
 from .style import COLORS, dataset_label, label
 
 #: What a one-seed reproduction of one dataset should fit on a 2-core, 24 GiB workstation.
@@ -49,7 +49,7 @@ def by_method(cells: pd.DataFrame, dataset: str) -> pd.DataFrame:
 def plot_growth(cells: pd.DataFrame, y: str = "wall_s", bits: int = 64, ax=None,
                 title: str = ""):
     """Log-log lines of ``y`` against the number of ratings, one per method at
-    ``bits``, labelled with the fitted growth exponent (:func:`phdlib.scale.growth`)."""
+    ``bits``, labelled with the fitted growth exponent (:func:`phdlib.studies.scale.growth`)."""
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -87,7 +87,7 @@ def growth_findings(cells: pd.DataFrame, y: str = "wall_s") -> list[str]:
 def full_over_quick(full: pd.DataFrame, quick: pd.DataFrame) -> pd.DataFrame:
     """Per (method, bits): the full profile's wall and CPU time over the quick
     profile's, at the largest dataset both sweeps measured (column ``at``,
-    with its ``ratings``). ``full`` and ``quick`` are :func:`phdlib.scale.per_cell`
+    with its ``ratings``). ``full`` and ``quick`` are :func:`phdlib.studies.scale.per_cell`
     frames of a full-profile and a quick-profile sweep."""
     keys = ["dataset", "method", "bits"]
     both = full.merge(quick, on=keys, suffixes=("_full", "_quick"))
@@ -186,7 +186,7 @@ def catalogue_cost(rows: pd.DataFrame) -> pd.DataFrame:
     items, before each user's rated items are left out), its wall and CPU
     seconds, CPU nanoseconds per pair, the wall seconds of the rated-items
     test evaluation (``evaluate_wall_s``) and of the rest of the cell
-    (``rest_wall_s``: :func:`phdlib.scale.per_cell`, training included)
+    (``rest_wall_s``: :func:`phdlib.studies.scale.per_cell`, training included)
     beside it."""
     keys = ["dataset", "method", "bits"]
     cat = scale.per_cell(rows, stages=("catalogue",))
@@ -203,7 +203,7 @@ def catalogue_cost(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def tune_sample_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """A :func:`phdlib.sample_tuning.compare` frame for reading: per method and
+    """A :func:`phdlib.studies.sample_tuning.compare` frame for reading: per method and
     sample size, the two choices, whether they agree, and the test NDCG@10 of
     each choice trained on all the data (and their difference)."""
     t = rows.assign(method=rows["method"].map(label),
@@ -239,7 +239,7 @@ def tune_sample_findings(rows: pd.DataFrame, loss: float = 0.01) -> list[str]:
 def commits(rows: pd.DataFrame) -> pd.DataFrame:
     """Which cells of a sweep file were measured at which commit: one row per commit.
 
-    rows: a sweep's rows (:func:`phdlib.scale.load`), each with ``commit`` and
+    rows: a sweep's rows (:func:`phdlib.studies.scale.load`), each with ``commit`` and
     ``date``. Columns: commit (10 hex digits), first and last date, cells,
     datasets and methods (labels), in the order the file first has them.
     """
@@ -257,13 +257,13 @@ def commits(rows: pd.DataFrame) -> pd.DataFrame:
 
 def reproduction(manifest: dict) -> pd.DataFrame:
     """What each method cost in one grid run end to end (a ``phd reproduce
-    --manifest`` file, :func:`phdlib.runner.load_manifest`): per method and
+    --manifest`` file, :func:`phdlib.experiments.runner.load_manifest`): per method and
     width, the cells that ran (a grid's points count with the width the grid
     is tuned at), their wall and CPU minutes summed, and the largest peak
     memory of the process that ran them (GiB), with ``peak_is``: ``"own"``
     when every one of those peaks is the cell's own, ``"bound"`` when some
     is the worker process's peak since it began (an upper bound:
-    :func:`phdlib.usage.usage_since`)."""
+    :func:`phdlib.experiments.usage.usage_since`)."""
     c = manifest["cells"]
     c = c[c["status"] == "ran"].assign(own=lambda d: d["peak_rss"] == "since start")
     g = c.groupby(["method", "bits"], sort=False).agg(
@@ -316,9 +316,9 @@ def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifest: dict | None 
                  jobs: int = 2, seeds: int = 5) -> pd.DataFrame:
     """What a reader should expect per dataset, smallest first: the answer of "Cost at scale".
 
-    quick, full: :func:`phdlib.scale.per_cell` frames of the quick-profile and the
+    quick, full: :func:`phdlib.studies.scale.per_cell` frames of the quick-profile and the
     full-profile sweeps (every recorded full sweep concatenated); manifest: a ``phd reproduce``
-    manifest (:func:`phdlib.runner.load_manifest`) of one dataset, whose end-to-end wall time
+    manifest (:func:`phdlib.experiments.runner.load_manifest`) of one dataset, whose end-to-end wall time
     replaces the bound for that dataset. Columns: ``ratings``; ``quick_minutes`` (one seed, the
     quick profile, summed over cells); ``full_minutes`` (one seed at the paper's settings,
     summed over cells) with ``projected`` (cells of it projected from the quick profile,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics import METRIC_LABELS, METRICS
+from ..evaluation.metrics import METRIC_LABELS, METRICS
 from .style import label
 
 __all__ = ["Z95", "seed_spread", "seed_table", "noise_bands", "seed_findings"]

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import padding
-from ..search import BinaryIndex
+from ..codes import padding
+from ..serving.search import BinaryIndex
 
 ENGINE_LABELS = {"binaryindex": "BinaryIndex (exact, plain codes)",
                  "faiss-flat": "faiss IndexBinaryFlat (exact, padded)",
@@ -39,9 +39,9 @@ def padding_check(user_codes: np.ndarray, item_codes: np.ndarray, bits: int,
     """Check ``H(u', i') = 2 PHD(u, i) + m - |u|`` on every (user, item) pair.
 
     user_codes, item_codes: packed code words (``uint8 (n, bytes)`` as
-    :mod:`phdlib.padding` takes them); bits: the code width ``m``. The padded
+    :mod:`phdlib.codes.padding` takes them); bits: the code width ``m``. The padded
     Hamming distance is computed with NumPy's popcount, PHD with
-    :class:`phdlib.search.BinaryIndex`, ``block`` users at a time. Returns
+    :class:`phdlib.serving.search.BinaryIndex`, ``block`` users at a time. Returns
     ``(pairs checked, pairs where the identity fails)``.
     """
 
@@ -83,7 +83,7 @@ def adjacent_ties(distances: np.ndarray) -> dict:
 
 def served_ties(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
                 metric: str = "phd") -> dict:
-    """:func:`adjacent_ties` of every user's exact top-``k`` (:class:`phdlib.search.BinaryIndex`
+    """:func:`adjacent_ties` of every user's exact top-``k`` (:class:`phdlib.serving.search.BinaryIndex`
     by ``metric``), plus ``lists tied at the cut``: lists whose k-th item is at the same
     distance as the (k+1)-th, so that which items are served depends on the tie rule.
 

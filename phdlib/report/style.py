@@ -1,7 +1,7 @@
 """Presentation shared by every table and figure: labels, colours, number format.
 
 Method labels come from the registry (:func:`phdlib.methods.label`); metric
-names and labels from :mod:`phdlib.metrics`. Only the line colours of the
+names and labels from :mod:`phdlib.evaluation.metrics`. Only the line colours of the
 figures are a presentation choice made here.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import methods
-from ..metrics import METRIC_LABELS, METRICS
+from ..evaluation.metrics import METRIC_LABELS, METRICS
 from .page import mean_std
 
 __all__ = ["METRICS", "METRIC_LABELS", "COLORS", "PHD", "VH", "MF", "label", "fmt_value",

@@ -17,7 +17,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from .. import methods, paper, stats
+from .. import methods, paper
+from ..evaluation import stats
 from .compare import TOLERANCE, comparison
 from .groups import by_method, per_user
 from .page import best_mask, num, p_text, pct
@@ -40,7 +41,7 @@ class Table1:
     ``diff`` (see :mod:`phdlib.report.compare`).
     marks: rows = methods, columns = metrics: ``"*"`` where the method is
     significantly better than every Hamming baseline in that column, else ``""``.
-    pvalues: :func:`phdlib.stats.compare`'s rows (method, baseline, metric, p, p_adj, ...).
+    pvalues: :func:`phdlib.evaluation.stats.compare`'s rows (method, baseline, metric, p, p_adj, ...).
     delta: ``{"ours": {metric: %}, "paper": {metric: %}}`` (VH_PHD over the best Hamming method).
     paper_methods, additions, hamming: the method lists used; missing: methods without runs.
     """

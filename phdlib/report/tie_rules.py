@@ -8,9 +8,11 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import evaluation, methods, paper, stats, ties, training
-from .. import metrics as M
-from ..metrics import METRIC_LABELS
+from .. import evaluation, methods, paper
+from ..evaluation import stats, ties
+from ..experiments import training
+from ..evaluation import metrics as M
+from ..evaluation.metrics import METRIC_LABELS
 from . import page
 from .page import and_list as _and
 from .style import PHD, VH as HAMMING
@@ -77,7 +79,7 @@ def tie_profiles(values: Mapping, test) -> pd.DataFrame:
 
 
 def tie_rule_tables(values: Mapping, test, random_draws: int = 10) -> dict:
-    """:func:`phdlib.ties.compare_tie_rules` of each key of ``values`` (paper's discount,
+    """:func:`phdlib.evaluation.ties.compare_tie_rules` of each key of ``values`` (paper's discount,
     NDCG@5, NDCG@10, MRR; ``random``: mean and sd over ``random_draws`` seeded draws)."""
 
     return {key: ties.compare_tie_rules(test.user, test.rating, v, ks=(5, 10),

@@ -2,7 +2,7 @@
 
 - :func:`chance_level`: a metric of the all-tied ranking (the plateau VH can stall on);
 - :func:`variants_table`, :func:`variants_findings`: what each variant of
-  :data:`phdlib.variants.VARIANTS` did;
+  :data:`phdlib.studies.variants.VARIANTS` did;
 - :func:`paired_tests`: VH_PHD against VH, paired t-test over users, Bonferroni;
 - :func:`reached_cap`: whether a run's training ended at its iteration cap;
 - :func:`plot_curves`: validation NDCG@10 against iterations or seconds.
@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import stats
+from ..evaluation import stats
 from ..methods.stopping import CAP_REASON
-from ..metrics import METRIC_LABELS, METRICS
+from ..evaluation.metrics import METRIC_LABELS, METRICS
 from .compare import within
 from .page import mean_std, num, p_text
 from .style import label
@@ -55,7 +55,7 @@ def paired_tests(phd_runs: list, vh_runs: list) -> pd.DataFrame:
     phd_runs, vh_runs: runs (seeds) of each method at one width. Several
     seeds: each user's metric is first averaged over the seeds of a method.
     The correction runs over the three metrics of one width. Returns
-    :func:`phdlib.stats.compare`'s rows (``metric``, ``n``, ``mean_diff``,
+    :func:`phdlib.evaluation.stats.compare`'s rows (``metric``, ``n``, ``mean_diff``,
     ``p``, ``p_adj``, ``better``, ...), one per metric.
     """
 
@@ -151,7 +151,7 @@ def grid_table(grid: pd.DataFrame) -> pd.DataFrame:
 def seed_noise_findings(phd_runs: list, variants: dict) -> list[str]:
     """VH_PHD's alternatives against its default, in units of the default's spread over seeds.
 
-    phd_runs: VH_PHD's runs (seeds) at 64 bits; variants: :func:`phdlib.variants.run_variants`.
+    phd_runs: VH_PHD's runs (seeds) at 64 bits; variants: :func:`phdlib.studies.variants.run_variants`.
     Empty with fewer than two seeds.
     """
 

@@ -1,14 +1,14 @@
 """The VH chapter's variant study: why VH as released stalls at the all-tied ranking, and
-which variant of its training lets it leave that plateau (:data:`phdlib.variants.VARIANTS`).
+which variant of its training lets it leave that plateau (:data:`phdlib.studies.variants.VARIANTS`).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .. import metrics
-from ..metrics import METRIC_LABELS, METRICS
-from ..variants import VARIANTS
+from ..evaluation import metrics
+from ..evaluation.metrics import METRIC_LABELS, METRICS
+from ..studies.variants import VARIANTS
 from .page import num
 
 __all__ = ["chance_level", "variants_table", "variants_findings", "variants_view", "released_finding", "variants_reading"]
@@ -26,7 +26,7 @@ def chance_level(ratings, metric: str = "ndcg@10") -> float:
 
 
 def variants_table(runs: dict, chance: float) -> pd.DataFrame:
-    """One row per variant (index ``variant``) from ``{name: Run}`` of :func:`phdlib.variants.run_variants`.
+    """One row per variant (index ``variant``) from ``{name: Run}`` of :func:`phdlib.studies.variants.run_variants`.
 
     Columns: ``method``, ``tests`` (what the variant tests), ``iterations``,
     ``leaves plateau at`` (the first logged iteration whose validation

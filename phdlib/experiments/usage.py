@@ -3,7 +3,7 @@
 :func:`usage_start` and :func:`usage_since` bracket a stretch of work in the
 process that runs it (a cell of a grid, a task on a Dask worker);
 :func:`peak_rss_mb` and :func:`cpu_seconds` read the process's totals so far
-(what :func:`phdlib.scale.measure` reads after each stage of a cell, so a
+(what :func:`phdlib.studies.scale.measure` reads after each stage of a cell, so a
 stage's peak there is the cell process's peak up to that stage). Units:
 seconds and MB (2**20 bytes).
 """

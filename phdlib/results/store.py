@@ -11,7 +11,7 @@ folder ``<results_dir>/<dataset>/<method>/<key>/`` holding:
   packed ``uint64``, or ``user_vectors``/``item_vectors`` as ``float32``);
 - ``log.parquet`` (optional): the training trace, one row per logged step;
 - ``grid.parquet`` (tuned runs only): the tuning grid, one row per point
-  (see :func:`phdlib.training.tune`); each point is also a run of its own.
+  (see :func:`phdlib.experiments.training.tune`); each point is also a run of its own.
 
 ``key`` is a hash of (method, dataset, bits, seed, config, data fingerprint),
 so a run with the same inputs is found again instead of recomputed, and any
@@ -43,7 +43,7 @@ root, nor finds one through it: the root is resolved once (the root itself
 may be a link), and a link at ``<dataset>``, ``<method>`` or ``<key>`` that
 resolves outside it is refused by :func:`save` (:class:`LinkOutsideStore`, an
 ``OSError`` naming the run, the link and its target, checked just before the
-folders are made: :func:`phdlib.training.store_run` warns and keeps the
+folders are made: :func:`phdlib.experiments.training.store_run` warns and keeps the
 result, as for any store it cannot write, and where it reaches ``phd`` it is
 one error line); :func:`find` reports it and returns None, :func:`index` and
 :func:`count` leave such runs out, and so does :func:`stored` when it is
@@ -72,10 +72,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from . import io as _io
-from .io import canonical, digest, file_sha256
-from .io import json_default as _json_default
+from .. import __version__
+from .. import io as _io
+from ..io import canonical, digest, file_sha256
+from ..io import json_default as _json_default
 
 #: The files of a run besides ``meta.json``, each optional but ``per_user.parquet``.
 FILES = ("per_user.parquet", "arrays.npz", "log.parquet", "grid.parquet")

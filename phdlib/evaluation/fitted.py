@@ -3,26 +3,24 @@
 - :func:`evaluate`: the paper's protocol. Each user's held-out items are
   ranked by the model's values (:meth:`phdlib.methods.Fitted.pairs`),
   smallest first for Hamming and PHD, largest first for a score, and scored
-  by :func:`phdlib.metrics.evaluate` (NDCG@k, RR; ties by ``ties``);
+  by :func:`phdlib.evaluation.metrics.evaluate` (NDCG@k, RR; ties by ``ties``);
 - :func:`evaluate_catalogue`: our extension, every item the user has not
   rated in the excluded parts is ranked;
-- :func:`pair_distances` (defined in :mod:`phdlib.codes`, importable from
-  here too): code distances of (user, item) pairs through the same popcount
-  kernels the runtime chapter measures.
+- code distances of (user, item) pairs are :func:`phdlib.codes.pair_distances`,
+  through the same popcount kernels the runtime chapter measures.
 
-Used by training (:mod:`phdlib.training`), the protocol chapter and anything
-that re-scores a stored run (:func:`phdlib.training.fitted`).
+Used by training (:mod:`phdlib.experiments.training`), the protocol chapter and anything
+that re-scores a stored run (:func:`phdlib.experiments.training.fitted`).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from . import codes as C
+from .. import codes as C
 from . import metrics
 # scoring pairs by a code distance belongs to the codes; its old names still work here
-from .codes import DISTANCES, item_store, pair_distances  # noqa: F401 (re-exported)
-from .methods.base import CodeModel, check_ids
+from ..data.tables import check_ids
 from .metrics import summarize
 
 
@@ -33,7 +31,7 @@ def evaluate(fitted, ratings, ties: str = "expected", discount: str = "paper", k
     fitted: a :class:`phdlib.methods.Fitted`; ratings: a
     :class:`phdlib.data.Ratings` (user, item int32 ``(r,)``, rating float32
     ``(r,)``), taken in its stored order (so ``ties="input"`` keeps file
-    order). Returns :func:`phdlib.metrics.evaluate`'s frame: one row per user
+    order). Returns :func:`phdlib.evaluation.metrics.evaluate`'s frame: one row per user
     (``user``, ``n_test``, ``ndcg@k``..., ``mrr``).
     """
     return evaluate_many(fitted, ratings, (ties,), (discount,), ks, seed)[ties, discount]
@@ -54,7 +52,7 @@ def evaluate_many(fitted, ratings, ties=("expected",), discounts=("paper",), ks=
 def tie_rules(fitted, ratings, ties, discount: str = "paper") -> pd.DataFrame:
     """Summary metrics of ``fitted`` on ``ratings`` under each tie rule: one row per rule.
 
-    Columns: every metric of :func:`phdlib.metrics.summarize` (``ndcg@5``,
+    Columns: every metric of :func:`phdlib.evaluation.metrics.summarize` (``ndcg@5``,
     ``ndcg@10``, ``mrr``, ``users``); index ``ties``.
     """
     per_rule = evaluate_many(fitted, ratings, tuple(ties), (discount,))
@@ -70,7 +68,7 @@ def evaluate_catalogue(fitted, split, exclude: tuple = ("train", "valid"), ties:
     For every test user, every item except those the user rated in the parts
     of ``split`` named by ``exclude`` is ranked by ``fitted``; an item's
     relevance is the user's test rating, 0 for items outside the user's test
-    set. Returns :func:`phdlib.metrics.evaluate`'s frame plus ``n_ranked``
+    set. Returns :func:`phdlib.evaluation.metrics.evaluate`'s frame plus ``n_ranked``
     (items ranked per user); ``n_test`` is the user's number of test items.
     Memory: sparse rated/test pairs and one block of users' scores at a time,
     never a dense users x items array. Time: under ``ties="expected"`` (with
@@ -139,7 +137,7 @@ def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) ->
     ``values`` (float64 ``(I,)``): by
     :func:`phdlib.kernels.ranking.catalogue_expected_shared`, in time of the users'
     test and rated items rather than users x items."""
-    from .kernels import ranking as K
+    from ..kernels import ranking as K
 
     ks = tuple(metrics._check_k(k) for k in ks)
     values = np.asarray(values, dtype=np.float64)   # finite (:func:`_shared_row`)
@@ -163,9 +161,9 @@ def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) ->
 
 
 def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.DataFrame:
-    """:func:`phdlib.metrics.evaluate`'s frame (``ties="expected"``) of one block of users
+    """:func:`phdlib.evaluation.metrics.evaluate`'s frame (``ties="expected"``) of one block of users
     over their kept items, by :func:`phdlib.kernels.ranking.catalogue_expected`."""
-    from .kernels import ranking as K
+    from ..kernels import ranking as K
 
     ks = tuple(metrics._check_k(k) for k in ks)
     vals = np.asarray(vals)
@@ -200,18 +198,3 @@ def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.Da
         cols[f"ndcg@{k}"] = out_ndcg[:, j]
     cols["mrr"] = out_mrr
     return pd.DataFrame(cols)
-
-
-def evaluate_codes(user_codes: C.PackedCodes, item_codes: C.PackedCodes, ratings,
-                   distance: str, ties: str = "expected", discount: str = "paper",
-                   ks=(5, 10), seed: int = 0) -> pd.DataFrame:
-    """Per-user NDCG@k and RR of ``ratings`` (a :class:`phdlib.data.Ratings`).
-
-    Each user's rated items are ranked by the code distance, smallest first:
-    :func:`evaluate` of a :class:`phdlib.methods.CodeModel` of these codes
-    (``item_codes`` plain or stored negated).
-    """
-    plain = item_codes.negate() if item_codes.negated else item_codes
-    model = CodeModel(user_codes.m, {"user_codes": user_codes.words, "item_codes": plain.words},
-                      distance)
-    return evaluate(model, ratings, ties, discount, ks, seed)

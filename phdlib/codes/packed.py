@@ -39,10 +39,10 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from . import names as _names
+from .. import names as _names
 from . import padding
-from .kernels import bits as _k
-from .kernels import search as _ks
+from ..kernels import bits as _k
+from ..kernels import search as _ks
 
 WORD_BITS = 64
 _U64 = np.uint64
@@ -401,10 +401,10 @@ class Distance:
       :func:`phd`); :meth:`pairs`: the distance of each (user, item) pair
       (:func:`pair_distances`); :meth:`reference`: plain NumPy on ±1 codes;
     - ``search_op``: the :mod:`phdlib.kernels.search` op of a
-      :class:`phdlib.search.BinaryIndex` scan over :meth:`store`'d codes;
+      :class:`phdlib.serving.search.BinaryIndex` scan over :meth:`store`'d codes;
     - :meth:`engine_bytes`, :meth:`engine_items`, :meth:`engine_queries`,
       :meth:`from_engine`: how a Hamming-only engine (faiss, Milvus) serves it
-      (PHD through the padding of :mod:`phdlib.padding`, Hamming as is).
+      (PHD through the padding of :mod:`phdlib.codes.padding`, Hamming as is).
     """
 
     name: str

@@ -255,7 +255,7 @@ def evaluate(user, rating, values, ks: Iterable[int] = (5, 10), ties: str = "exp
     ``default_rng(seed).permutation(N)`` and ties are then kept in that order
     (the same rule as per user, with one draw for all users).
     """
-    from .kernels import ranking as K
+    from ..kernels import ranking as K
 
     _check_choice("ties", ties, TIES)
     _check_choice("discount", discount, DISCOUNTS)

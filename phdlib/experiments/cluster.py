@@ -1,9 +1,9 @@
 """Grids on a Dask cluster whose workers share no disk with the client.
 
-:func:`phdlib.runner.run_grid` with ``dask=`` (a scheduler address such as
+:func:`phdlib.experiments.runner.run_grid` with ``dask=`` (a scheduler address such as
 ``"tcp://host:8786"``, or a ``distributed.Client``) runs here (:func:`execute`).
 The runner imports this module; this module takes what a cell is, its split,
-its status and its tuning points from :mod:`phdlib.cells`, as the runner
+its status and its tuning points from :mod:`phdlib.experiments.cells`, as the runner
 does, and imports Dask only when a grid runs on a cluster. The protocol:
 
 1. The client loads each split of the grid from its own data folder and
@@ -14,7 +14,7 @@ does, and imports Dask only when a grid runs on a cluster. The protocol:
    choice a transfer reuses; :func:`dependency_cells`).
 3. A worker (:func:`remote_cell`) checks the split's fingerprint, writes the
    shipped runs into a private temporary store, trains the cell there
-   through :func:`phdlib.training.run`, and returns every run it created
+   through :func:`phdlib.experiments.training.run`, and returns every run it created
    (arrays, metadata, logs) as :class:`phdlib.results.Run` objects; the
    temporary store is then deleted. Nothing is written to the worker's own
    results folder.
@@ -40,7 +40,8 @@ import time
 import traceback
 from pathlib import Path
 
-from . import methods, results, training
+from .. import methods, results
+from . import training
 from .cells import Cell, grid_cells, record, status
 from .usage import usage_since, usage_start
 
@@ -97,7 +98,7 @@ def client_for(dask):
 def execute(st, todo: list, twins: dict, dask, root, data_dir, progress: bool, name: str,
             outcomes: list, retries: int = 2) -> None:
     """Run ``todo`` on the cluster; store the returned runs; record outcomes in ``st``
-    (:func:`phdlib.cells.record`)."""
+    (:func:`phdlib.experiments.cells.record`)."""
     import distributed  # heavy and optional: only a grid on a cluster needs it
     from tqdm import tqdm
 

@@ -1,12 +1,12 @@
 """PHD (or Hamming) top-k in engines that only know the Hamming distance: faiss, Milvus.
 
-Every class here has the interface of :class:`phdlib.search.BinaryIndex`::
+Every class here has the interface of :class:`phdlib.serving.search.BinaryIndex`::
 
     index = FaissIndex(bits, metric="phd", kind="flat")   # or "hnsw", "ivf"
     index.add(item_codes)             # uint64 (n, ceil(m/64)), this library's packing
     distances, ids = index.search(user_codes, k)
 
-For ``metric="phd"`` the codes are padded (:mod:`phdlib.padding`) so that the
+For ``metric="phd"`` the codes are padded (:mod:`phdlib.codes.padding`) so that the
 engine's Hamming distance is ``2 PHD + m - |u|``; the answer is mapped back to
 PHD. Answers are sorted by (distance, id) like ``BinaryIndex``'s. An exact
 engine (faiss ``IndexBinaryFlat``, Milvus ``BIN_FLAT``) then returns exactly
@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from .codes import _check_width, distance
+from ..codes.packed import _check_width, distance
 
 MISSING_DISTANCE = np.iinfo(np.int32).max
 #: The most results Milvus returns for one query.

@@ -19,7 +19,7 @@ objects; NumPy alone reads it) with:
 
 :func:`load_codes` reads it back and checks every field (:class:`CodesFileError`
 names the file and the field). :func:`recommend` ranks every item for some
-users through :class:`phdlib.search.BinaryIndex`.
+users through :class:`phdlib.serving.search.BinaryIndex`.
 """
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, data, results
-from .codes import DISTANCE_NAMES, MAX_BITS, n_words
-from .io import atomic_write, json_default
+from .. import __version__, data, results
+from ..codes.packed import DISTANCE_NAMES, MAX_BITS, n_words
+from ..io import atomic_write, json_default
 from .search import BinaryIndex
 
 FORMAT = "phd-codes"
@@ -414,7 +414,7 @@ def exclusions(codes: Codes, users, items) -> Exclusions:
 
 
 def recommend(codes: Codes, users, k: int = 10, exclude=None) -> list[dict]:
-    """Top-``k`` items per user, nearest first, through :class:`~phdlib.search.BinaryIndex`.
+    """Top-``k`` items per user, nearest first, through :class:`~phdlib.serving.search.BinaryIndex`.
 
     users: original user ids (an unknown one is a ``KeyError`` naming it).
     exclude: items not to recommend: an :class:`Exclusions` (its counts say what

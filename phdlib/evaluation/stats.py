@@ -11,7 +11,7 @@ correction". Here:
 - :func:`adjust`: Bonferroni (the paper's), Holm, or Benjamini–Hochberg
   (false discovery rate) adjusted p-values;
 - :func:`compare`: every (method, baseline, metric) comparison over
-  per-user frames from :func:`phdlib.metrics.evaluate`, adjusted per column;
+  per-user frames from :func:`phdlib.evaluation.metrics.evaluate`, adjusted per column;
 - :func:`significance_marks` and :func:`marked_table`: the paper's asterisks
   and a printable table of means with marks.
 
@@ -145,7 +145,7 @@ def align(a: pd.DataFrame, b: pd.DataFrame, metric: str, names=("a", "b")):
     """The values of ``metric`` for the users of two per-user frames, paired.
 
     a, b: frames with columns ``user`` and ``metric`` (from
-    :func:`phdlib.metrics.evaluate`). Both must hold exactly the same users;
+    :func:`phdlib.evaluation.metrics.evaluate`). Both must hold exactly the same users;
     a user missing on one side is an error naming it. Returns two float64
     (n,) arrays ordered by user id.
     """
@@ -173,7 +173,7 @@ def compare(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str], agains
             family: str = "column", alpha: float = 0.05) -> pd.DataFrame:
     """Every paired test of a method in ``methods`` against a baseline in ``against``.
 
-    per_user: name -> per-user frame (from :func:`phdlib.metrics.evaluate`).
+    per_user: name -> per-user frame (from :func:`phdlib.evaluation.metrics.evaluate`).
     A method is never compared with itself. p-values are adjusted by
     ``correction`` within each family (``family="column"``: all comparisons
     of one metric; ``"method"``: one method's comparisons of one metric).
@@ -253,7 +253,7 @@ def marked_table(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str],
 
 def mean_over_seeds(frames: Sequence[pd.DataFrame], metrics: Sequence[str] = METRICS
                     ) -> pd.DataFrame:
-    """Per-user metrics averaged over seeds (one frame per seed, as :func:`phdlib.metrics.
+    """Per-user metrics averaged over seeds (one frame per seed, as :func:`phdlib.evaluation.metrics.
     evaluate` returns): one row per user, columns ``user`` and ``metrics``. The seeds must
     cover the same users (``ValueError`` otherwise: a test over users pairs them)."""
     if len(frames) == 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from .names import MAX_BITS, PROFILES
+from ..names import MAX_BITS, PROFILES
 
 
 def declared_parameters(nb) -> dict:
@@ -100,7 +100,7 @@ def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
             raise ValueError(f"parameter profile={shown(parameters['profile'])}: expected one of "
                              f"{', '.join(PROFILES)}")
     if "dataset" in parameters:
-        from . import data  # (the dataset loaders: only a build naming a dataset needs them)
+        from .. import data  # (the dataset loaders: only a build naming a dataset needs them)
 
         if parameters["dataset"] not in data.names():
             raise ValueError(f"parameter dataset={shown(parameters['dataset'])}: unknown dataset; "

@@ -1,16 +1,16 @@
 """Running a grid of cells through the results store, on one machine or a Dask cluster.
 
-:func:`run_grid` trains only the cells (:class:`phdlib.cells.Cell`) that
+:func:`run_grid` trains only the cells (:class:`phdlib.experiments.cells.Cell`) that
 the store does not hold yet, so an interrupted grid resumes where it
-stopped (a run is stored atomically by :func:`phdlib.training.run`, complete
+stopped (a run is stored atomically by :func:`phdlib.experiments.training.run`, complete
 or absent), in parallel with joblib or on a Dask cluster
-(:mod:`phdlib.cluster`), and writes a manifest (provenance) beside the runs
+(:mod:`phdlib.experiments.cluster`), and writes a manifest (provenance) beside the runs
 in ``<results>/_grids/`` (:func:`load_manifest` reads it back).
 :func:`status` says which cells are stored. See :mod:`phdlib.experiments`
 for the parallel backends.
 
 This is the executor: what a cell is, its split, its status and its
-tuning points come from :mod:`phdlib.cells`; the grids of the paper are
+tuning points come from :mod:`phdlib.experiments.cells`; the grids of the paper are
 built in :mod:`phdlib.experiments`, which imports this module (never the
 other way round).
 """
@@ -28,13 +28,14 @@ from typing import Iterable
 
 import pandas as pd
 
-from . import __version__, methods, results, training
-from .bench.machine import load_average
+from .. import __version__, methods, results
+from . import training
+from ..bench.machine import load_average
 # re-exported: runner.status and runner.grid_cells, as before they moved to cells
 from .cells import grid_cells, record, status  # noqa: F401
 from .cluster import execute as execute_on_cluster
-from .io import records, write_json
-from .provenance import git_commit  # noqa: F401  (re-exported: runner.git_commit)
+from ..io import records, write_json
+from ..results.provenance import git_commit  # noqa: F401  (re-exported: runner.git_commit)
 from .usage import peak_rss_mb, usage_since, usage_start
 
 
@@ -130,13 +131,13 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     ``status`` (stored / ran / failed), ``seconds`` (wall time of the cell in
     this call), ``cpu_seconds`` (its CPU time), ``peak_rss_mb`` and
     ``peak_rss`` (the peak memory of the process that ran it, and what that
-    covers: :func:`phdlib.usage.usage_since`), ``key``, ``path``, ``ndcg@10``,
+    covers: :func:`phdlib.experiments.usage.usage_since`), ``key``, ``path``, ``ndcg@10``,
     ``error``. A manifest with the provenance of the call (:func:`load_manifest`)
     is written to ``<root>/_grids/<name>-<UTC time>.json``; its path is in
     the returned frame's ``attrs["manifest"]``.
     dask: a Dask scheduler address (``"tcp://host:8786"``) or a
     ``distributed.Client``: the cells run on that cluster, whose workers need
-    neither the data nor this store (:mod:`phdlib.cluster`); ``jobs`` is then
+    neither the data nor this store (:mod:`phdlib.experiments.cluster`); ``jobs`` is then
     unused. command: the command line that ran the grid, for the manifest
     (``phd reproduce`` gives its own).
     """
@@ -204,7 +205,7 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
     ``effective_jobs``, ``backend`` (None: joblib's active one), ``command``,
     ``load_average_start``. Per cell: status, key, wall and CPU seconds, and
     the peak memory of the process that ran it with what that peak covers
-    (``peak_rss``, :func:`phdlib.usage.usage_since`); NaN (not measured) is null.
+    (``peak_rss``, :func:`phdlib.experiments.usage.usage_since`); NaN (not measured) is null.
     """
     import joblib
 
@@ -248,7 +249,7 @@ def load_manifest(path) -> dict:
     need = ("started", "finished", "wall_seconds", "jobs", "cells")
     if not isinstance(obj, dict) or obj.get("format") != MANIFEST_FORMAT or \
             not all(k in obj for k in need) or not isinstance(obj["cells"], list):
-        raise ValueError(f"{path}: not a grid manifest written by phdlib.runner.run_grid "
+        raise ValueError(f"{path}: not a grid manifest written by phdlib.experiments.runner.run_grid "
                          f"(expected format {MANIFEST_FORMAT!r} with {', '.join(need)})")
     if obj.get("version") != MANIFEST_VERSION:
         raise ValueError(f"{path}: grid manifest version {obj.get('version')!r}; this phdlib "

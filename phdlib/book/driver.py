@@ -3,14 +3,14 @@
 Chapters are MyST Markdown notebooks (jupytext text files) listed in
 ``_toc.yml``. :func:`build`:
 
-1. reads the chapter order from ``_toc.yml`` (:mod:`phdlib.book_project`);
+1. reads the chapter order from ``_toc.yml`` (:mod:`phdlib.book.project`);
 2. converts each chapter to a notebook with jupytext and executes it with
    papermill (the root page last: it summarises what the chapters found, so it
    is executed after them and again whenever any of them was), passing only the parameters that the chapter's ``parameters``
    cell declares; a page without code (no ``kernelspec``) is copied as is;
 3. writes the executed notebooks into a staging tree ``_build/stage`` (next to
    ``_config.yml``, ``_toc.yml``, the bibliography and the MathJax folder:
-   :mod:`phdlib.book_site`) and prints each chapter's execution time;
+   :mod:`phdlib.book.site`) and prints each chapter's execution time;
 4. runs ``jupyter-book build`` on the staging tree with execution off and
    warnings as errors (``-W -n --keep-going``); the site lands in
    ``_build/html``.
@@ -35,16 +35,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .book_params import check_parameters, declared_parameters, kind, used_parameters  # noqa: F401
+from .params import check_parameters, declared_parameters, kind, used_parameters  # noqa: F401
 # the project's root and chapters live in book_project; project_root, chapters and the old
 # private names (_toc_files, _is_notebook) stay importable from here
-from .book_project import chapters, is_notebook, project_root  # noqa: F401
-from .book_project import is_notebook as _is_notebook, toc_files as _toc_files  # noqa: F401
+from .project import chapters, is_notebook, project_root  # noqa: F401
+from .project import is_notebook as _is_notebook, toc_files as _toc_files  # noqa: F401
 # the staging tree and the site build live in book_site; SYNTHETIC_BANNER and
 # SiteBuildError stay importable from here
-from .book_site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
-from .book_site import build_site, fold_injected, stage_static, stage_synthetic_banner
-from .io import write_json
+from .site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
+from .site import build_site, fold_injected, stage_static, stage_synthetic_banner
+from ..io import write_json
 
 
 #: Seconds between the build's "still executing" lines for a long chapter (0: none).
@@ -177,7 +177,7 @@ def _heartbeat(rel, log, every: float):
     if not every or every <= 0:
         yield
         return
-    from . import results  # (pandas: only a build that executes a chapter needs it)
+    from .. import results  # (pandas: only a build that executes a chapter needs it)
 
     def count():
         try:

@@ -29,10 +29,10 @@ from numbers import Number
 import numpy as np
 import pandas as pd
 
-from . import codes as _codes
-from . import methods, results
-from .evaluation import evaluate, evaluate_many, summarize
-from .metrics import METRICS
+from .. import codes as _codes
+from .. import methods, results
+from ..evaluation.fitted import evaluate, evaluate_many, summarize
+from ..evaluation.metrics import METRICS
 
 __all__ = ["run", "tune", "transfer", "tune_split", "evaluate_fitted", "fitted", "make_run",
            "grid_table"]
@@ -94,7 +94,7 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
 
 def _data_info(split) -> dict:
     """Where a run's data came from (``extra["data"]``): enough to find the dataset, and so
-    its original ids, again (:mod:`phdlib.export`)."""
+    its original ids, again (:mod:`phdlib.serving.codes_file`)."""
     ds = split.dataset
     seed = getattr(split, "seed", None)
     return {"split_seed": None if seed is None else int(seed),
@@ -168,7 +168,7 @@ def tune_split(split, config: dict):
     """The split a grid of ``config`` is chosen on: ``split``, or its user sample of at most
     ``config["tune_ratings"]`` ratings (:func:`phdlib.data.sample_users`, drawn with the
     split's seed) when the dataset has more ratings than that."""
-    from .data import sample_users
+    from ..data import sample_users
 
     cap = config.get("tune_ratings")
     if cap is None:
@@ -329,7 +329,7 @@ def config_of(name: str, split, bits: int, overrides: dict | None = None):
     whatever the cap, and keeps the key it had before the key existed. A bad
     value is a ``ValueError`` naming it.
     """
-    from .data import needs_sample
+    from ..data import needs_sample
 
     cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
     tune_bits = int(cfg.get("tune_bits") or bits)

@@ -15,8 +15,8 @@ nothing about which grids exist or how they are executed:
 - :func:`record`: one cell's outcome written into the status table.
 
 Imports go one way: :mod:`phdlib.experiments` (the paper's grids, profiles
-and parts) and the executors, :mod:`phdlib.runner` (joblib) and
-:mod:`phdlib.cluster` (Dask), import this module; it imports neither.
+and parts) and the executors, :mod:`phdlib.experiments.runner` (joblib) and
+:mod:`phdlib.experiments.cluster` (Dask), import this module; it imports neither.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from typing import Iterable
 
 import pandas as pd
 
-from . import data, methods, results, training
+from .. import data, methods, results
+from . import training
 
 
 def freeze(d: dict | None) -> tuple:
@@ -103,12 +104,12 @@ def grid_cells(cells: Iterable[Cell], data_dir=None) -> list[Cell]:
     A cell whose method tunes over a grid of independent points
     (:attr:`phdlib.methods.Method.parallel_grid`) expands into one cell per
     point (at the width and seed grids are tuned at: ``tune_bits`` when set,
-    :data:`phdlib.training.TUNE_SEED`); the tuned cell then only assembles
+    :data:`phdlib.experiments.training.TUNE_SEED`); the tuned cell then only assembles
     the stored points. Methods whose points
     share work (MF's epoch counts) stay whole: their tuned run at that width
     and seed becomes one cell, so that the other seeds' cells only reuse it.
     So do grids chosen on a user sample (a dataset over ``tune_ratings``:
-    :func:`phdlib.training.tune_split`), whose points are runs on the sample,
+    :func:`phdlib.experiments.training.tune_split`), whose points are runs on the sample,
     not cells of the dataset.
     """
     out = {}

@@ -14,13 +14,13 @@ paper's tables and figures for a *profile*:
 
 :func:`run_grid` runs only the cells that the store does not hold yet (so an
 interrupted reproduction resumes where it stopped: a run is stored atomically
-by :func:`phdlib.training.run`, complete or absent), in parallel with joblib,
+by :func:`phdlib.experiments.training.run`, complete or absent), in parallel with joblib,
 and writes a manifest (provenance) beside the runs.
 
 This module holds the paper's grids, profiles and parts. What a cell is
 (:class:`Cell`, :func:`freeze`, :func:`load_split`) lives below it in
-:mod:`phdlib.cells`, and the executor (:func:`run_grid`, :func:`status`,
-:class:`GridError`) in :mod:`phdlib.runner`; both are imported here, never
+:mod:`phdlib.experiments.cells`, and the executor (:func:`run_grid`, :func:`status`,
+:class:`GridError`) in :mod:`phdlib.experiments.runner`; both are imported here, never
 the other way round, and their names stay importable from here.
 
 Parallel backends
@@ -35,7 +35,7 @@ On a Dask cluster, pass the scheduler (``phd reproduce --dask tcp://HOST:8786``)
 The client ships each cell its split and the stored runs it depends on, the
 workers train in private temporary stores and send the runs back, and the
 client stores them: workers need neither the data nor a shared disk
-(:mod:`phdlib.cluster`, which also shows the ``dask scheduler`` / ``dask
+(:mod:`phdlib.experiments.cluster`, which also shows the ``dask scheduler`` / ``dask
 worker`` commands).
 """
 from __future__ import annotations
@@ -45,12 +45,13 @@ from typing import Iterable
 
 import pandas as pd
 
-from . import methods, results, training
-# the grids below are made of cells (phdlib.cells) and run by the executor (phdlib.runner);
+from .. import methods, results
+from . import training
+# the grids below are made of cells (phdlib.experiments.cells) and run by the executor (phdlib.experiments.runner);
 # these names stay importable from here (experiments.Cell, experiments.run_grid, ...)
 from .cells import Cell, freeze, load_split  # noqa: F401
-from .data import needs_sample
-from .names import PARTS, PROFILES  # the grid's parts and profiles (read by phd --help)
+from ..data import needs_sample
+from ..names import PARTS, PROFILES  # the grid's parts and profiles (read by phd --help)
 from .runner import GridError, run_grid, status  # noqa: F401
 
 #: Methods of Figures 1 to 3 (the paper's figure choice).
@@ -139,7 +140,7 @@ def profile_overrides(profile: str, method: str, dataset: str = "ml-1m",
 
 def run_profiled(name: str, split, bits: int, profile: str = "full", seed: int = 0,
                  extra: dict | None = None, progress: bool = False):
-    """:func:`phdlib.training.run` with ``profile``'s overrides (plus ``extra``) for ``name``.
+    """:func:`phdlib.experiments.training.run` with ``profile``'s overrides (plus ``extra``) for ``name``.
 
     The one way chapters get a run: the stored run is reused when the store has
     it, else the method is trained and stored. Returns a :class:`results.Run`.

@@ -6,7 +6,7 @@ lists, in its order (:func:`chapters`); a chapter with a ``kernelspec`` in
 its front matter is a notebook to execute (:func:`is_notebook`).
 
 Both the driver (:mod:`phdlib.book`) and the site build
-(:mod:`phdlib.book_site`) import this module; it imports neither.
+(:mod:`phdlib.book.site`) import this module; it imports neither.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 On a dataset with more than ``tune_ratings`` ratings (default
 :data:`phdlib.methods.base.TUNE_RATINGS`), every tuning grid is chosen on a
 user sample of that size and the chosen point is trained on all the data
-(:func:`phdlib.training.run`). :func:`compare` measures what that costs in
+(:func:`phdlib.experiments.training.run`). :func:`compare` measures what that costs in
 quality where both can be run: on one dataset, each tunable method's grid
 on all the data beside the same grid on user samples of the given sizes,
 every chosen point trained on all the data at seed 0 and evaluated on the
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import data, methods, training
+from .. import data, methods
+from ..experiments import training
 
 FORMAT = "phd-tune-sample"
 
@@ -100,9 +101,9 @@ def compare(split, caps, names=None, bits: int = 64, root=None,
 
 
 def save(path, rows: pd.DataFrame, dataset: str, fingerprint: str, command: str = "") -> Path:
-    """Write a comparison atomically, with its provenance (:func:`phdlib.scale.provenance`,
+    """Write a comparison atomically, with its provenance (:func:`phdlib.studies.scale.provenance`,
     the dataset and its split's ``fingerprint``)."""
-    from .io import records, write_json
+    from ..io import records, write_json
     from .scale import provenance
 
     prov = {**provenance(command), "dataset": dataset, "split_fingerprint": fingerprint}
@@ -113,7 +114,7 @@ def save(path, rows: pd.DataFrame, dataset: str, fingerprint: str, command: str 
 def load(path) -> dict:
     """A comparison written by :func:`save`: ``{"provenance": dict, "rows": DataFrame}``;
     ``ValueError`` naming the file when it is not one."""
-    from .io import read_recorded
+    from ..io import read_recorded
 
     return read_recorded(path, FORMAT, "tuning-sample comparison", "comparison",
-                         "phdlib.sample_tuning.save", need=("method", "cap", "same", "difference"))
+                         "phdlib.studies.sample_tuning.save", need=("method", "cap", "same", "difference"))

@@ -7,15 +7,15 @@ reproduction goes through:
 - ``load``: reading (or generating) and preprocessing the dataset;
 - ``split``: the train / validation / test split;
 - ``tune`` (only where the profile tunes a grid for the method): what
-  chooses the cell's configuration, as :func:`phdlib.training.run` gets it.
+  chooses the cell's configuration, as :func:`phdlib.experiments.training.run` gets it.
   For the grid's anchor (the cell at the grid's ``tune_bits`` and seed 0)
   that is the grid itself, every point fitted and evaluated, on
-  :func:`phdlib.training.tune_split`'s user sample when the data are larger
+  :func:`phdlib.experiments.training.tune_split`'s user sample when the data are larger
   than ``tune_ratings``; for another width or seed it is the anchor's run on
   all the data (its grid, and its chosen point's fit where the grid ran on a
   sample), which the cell's choice is read from. A grid already in the store
   is read back;
-- ``train``: :func:`phdlib.training.run` of the cell: the chosen point
+- ``train``: :func:`phdlib.experiments.training.run` of the cell: the chosen point
   fitted on all the data, or one fit where nothing is tuned, with its
   evaluation on the validation and test splits. Where the cell is an
   anchor whose grid ran on all the data, its run is the grid's chosen point
@@ -45,7 +45,7 @@ when the cell ended (``load_average``: how busy the machine was; two sweeps
 side by side on two cores show about 2); :func:`provenance` records commit,
 date, machine and command of a measurement. (The "Cost at scale" study that
 uses it is the chapter "Cost at scale".) The process measurements
-themselves are :mod:`phdlib.usage`'s, re-exported here.
+themselves are :mod:`phdlib.experiments.usage`'s, re-exported here.
 """
 from __future__ import annotations
 
@@ -60,9 +60,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__
-from .provenance import git_commit
-from .usage import cpu_seconds, peak_rss_mb, usage_since, usage_start  # noqa: F401 (re-exported)
+from .. import __version__
+from ..results.provenance import git_commit
+from ..experiments.usage import cpu_seconds, peak_rss_mb, usage_since, usage_start  # noqa: F401 (re-exported)
 
 #: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid,
 #: ``catalogue`` only when asked.
@@ -82,7 +82,8 @@ def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_d
 def _stages(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir,
             root: Path, catalogue: bool = False) -> dict:
     """Run and time the stages of one cell in this process (see the module docstring)."""
-    from . import data, evaluation, experiments, results, training
+    from .. import data, evaluation, experiments, results
+    from ..experiments import training
 
     rows = []
 
@@ -293,8 +294,8 @@ def _merge_save(out, rows: pd.DataFrame, prov: dict) -> None:
 
 def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[int]:
     """``bits`` with the width ``method`` tunes its grid at (``tune_bits``) first."""
-    from . import methods
-    from .experiments import profile_overrides
+    from .. import methods
+    from ..experiments.grids import profile_overrides
 
     widths = [int(b) for b in bits]
     try:
@@ -307,7 +308,7 @@ def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[i
 
 def save(path, rows: pd.DataFrame, prov: dict) -> Path:
     """Write a sweep (``{"provenance": ..., "rows": [...]}``) atomically to ``path``."""
-    from .io import records, write_json
+    from ..io import records, write_json
 
     return write_json(path, {"format": "phd-scale", "version": 1, "provenance": prov,
                              "rows": records(rows)})
@@ -318,10 +319,10 @@ def load(path) -> dict:
 
     Raises ``ValueError`` naming the file when it is not a complete sweep.
     """
-    from .io import read_recorded
+    from ..io import read_recorded
 
     return read_recorded(path, "phd-scale", "scale sweep", "scale sweep",
-                         "phdlib.scale.save", need=("dataset", "method", "bits"))
+                         "phdlib.studies.scale.save", need=("dataset", "method", "bits"))
 
 
 def per_cell(rows: pd.DataFrame, stages=REPRODUCTION_STAGES) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """How much ties move the metrics: tie profiles, every tie rule side by side, timing.
 
-Built on :mod:`phdlib.metrics` (its ``evaluate``): :func:`tie_profile` counts
+Built on :mod:`phdlib.evaluation.metrics` (its ``evaluate``): :func:`tie_profile` counts
 a user's tied test items, :func:`compare_tie_rules` evaluates one set of
 values under every tie rule and discount, :func:`benchmark` times
 ``evaluate`` per tie rule.
@@ -13,7 +13,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from .metrics import DISCOUNTS, KINDS, TIES, _as_1d, _check_choice, _check_k, evaluate, summarize
+from .metrics import (DISCOUNTS, KINDS, TIES, _as_1d, _check_choice, _check_k, evaluate, summarize)
 
 __all__ = ["tie_profile", "compare_tie_rules", "rule_table", "median_user", "tie_groups",
            "one_user_rules", "benchmark", "RULES"]

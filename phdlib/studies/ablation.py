@@ -24,10 +24,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import codes, methods, stats, training
-from .evaluation import evaluate
-from .metrics import METRICS
-from .methods import BlockCodeModel, CodeModel
+from .. import codes, methods
+from ..evaluation import stats
+from ..experiments import training
+from ..evaluation.fitted import evaluate
+from ..evaluation.metrics import METRICS
+from ..methods import BlockCodeModel, CodeModel
 
 #: The distances every code method's codes are ranked by, in the order shown
 #: (:data:`phdlib.codes.DISTANCE_NAMES`: Hamming, then PHD).

@@ -33,8 +33,8 @@ import os
 import numba
 import numpy as np
 
-from . import codes as C
-from .kernels import search as K
+from ..codes import packed as C
+from ..kernels import search as K
 
 __all__ = ["BinaryIndex", "METRICS", "n_chunks", "reference_search"]
 

@@ -4,7 +4,7 @@
 paper (each a set of config overrides of the method ``vh`` or ``vh-phd``),
 trained for a fixed number of iterations so that their validation curves can
 be compared; :func:`run_variants` trains or reuses them through
-:func:`phdlib.training.run`. Their table and findings are in
+:func:`phdlib.experiments.training.run`. Their table and findings are in
 :mod:`phdlib.report.vh`.
 """
 from __future__ import annotations
@@ -70,10 +70,11 @@ def run_variants(dataset: str, bits: int = 64, seed: int = 0, profile: str = "fu
                  progress: bool = False) -> dict:
     """Train (or reuse from the store) each variant of ``names`` (default: all); name -> Run.
 
-    The variants run as one grid (:func:`phdlib.runner.run_grid`, ``jobs``
+    The variants run as one grid (:func:`phdlib.experiments.runner.run_grid`, ``jobs``
     in parallel); only what the store lacks is trained.
     """
-    from . import experiments, results, runner
+    from .. import experiments, results
+    from ..experiments import runner
 
     names = list(names or VARIANTS)
     cells = {}

@@ -1,0 +1,14 @@
+"""The book driver (layer 13, below the command line only): chapters in, a site out.
+
+:mod:`~phdlib.book.driver` executes every chapter with papermill and caches
+it; :mod:`~phdlib.book.params` reads and checks a chapter's ``parameters``
+cell; :mod:`~phdlib.book.project` knows the book's files (``_toc.yml``, the
+chapters); :mod:`~phdlib.book.site` builds the Jupyter Book site from the
+executed chapters and :mod:`~phdlib.book.offline` makes it work offline.
+``from phdlib import book`` reads as before.
+"""
+from .driver import (HEARTBEAT_SECONDS, ChapterError, ChapterNotBuilt, ChapterResult, build,
+                     execute_chapter)
+
+__all__ = ["HEARTBEAT_SECONDS", "ChapterError", "ChapterNotBuilt", "ChapterResult", "build",
+           "execute_chapter"]

@@ -1,0 +1,15 @@
+"""The results store (layer 6, above the methods): every trained run, content-addressed.
+
+:mod:`~phdlib.results.store` saves and loads runs under a key of method,
+dataset, bits, seed, config and data fingerprint, verifies every file on read,
+and never serves a corrupt one; :mod:`~phdlib.results.provenance` records where
+a result came from (the git commit). The store's names are re-exported here so
+that ``from phdlib import results`` reads as before.
+"""
+from .store import (FILES, SET_ASIDE, STALE_SECONDS, TEMPORARY, CorruptRun, LinkOutsideStore,
+                    Run, check_name, clean, count, find, index, load, results_dir, run_key,
+                    run_path, save, stored, verify)
+
+__all__ = ["FILES", "SET_ASIDE", "STALE_SECONDS", "TEMPORARY", "CorruptRun",
+           "LinkOutsideStore", "Run", "check_name", "clean", "count", "find", "index", "load",
+           "results_dir", "run_key", "run_path", "save", "stored", "verify"]
