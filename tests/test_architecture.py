@@ -174,3 +174,31 @@ def test_no_module_is_named_for_what_it_is_not():
     vague = [m for m in import_graph() if m.rsplit(".", 1)[-1] in VAGUE
              or m.endswith("_helpers") or m.rsplit(".", 1)[-1].startswith("part")]
     assert not vague, f"modules named for no concept: {vague}"
+
+
+#: Modules of phdlib that may be imported inside a function: they pull in PyTorch,
+#: which a caller that never trains VH should not pay for.
+LAZY = {"phdlib.methods.vh_model", "phdlib.methods.vh_step"}
+
+
+def _function_imports() -> list[str]:
+    mods = _modules()
+    out = []
+    for m, path in mods.items():
+        if m.startswith("phdlib.cli"):  # commands import the library only when run
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    hidden = set(_targets(mods, m, node)) - LAZY
+                    if hidden:
+                        out.append(f"{m}.{fn.name} (line {node.lineno}) imports {sorted(hidden)}")
+    return out
+
+
+def test_no_import_of_phdlib_hides_in_a_function():
+    found = _function_imports()
+    assert not found, "move these imports to the module's top:\n" + "\n".join(found)

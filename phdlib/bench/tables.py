@@ -5,6 +5,7 @@ import pandas as pd
 
 from .config import ACCEPT
 from .result import BenchResult
+from ..paper import TABLE2
 
 
 def table2(res: BenchResult, threads: int = 1) -> pd.DataFrame:
@@ -16,8 +17,6 @@ def table2(res: BenchResult, threads: int = 1) -> pd.DataFrame:
     the same run (paired per round for Numba, ratio of medians for the rest):
     compare the overhead columns, not the seconds (another machine).
     """
-    from ..paper import TABLE2
-
     def per100m(nm):
         m = res.methods.get(nm)
         if m is None or threads not in m["threads"]:

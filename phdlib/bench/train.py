@@ -43,6 +43,9 @@ import numpy as np
 
 from .machine import machine_info
 from .timing import interleaved
+from ..methods import vh
+from ..kernels import vh as K
+from ..kernels import fpenv
 
 #: (users, items, ratings) of the benchmark's shapes: ML-1M as split here, and
 #: the paper's Amazon set (Section 5.1).
@@ -72,7 +75,6 @@ class TrainBench:
 
 
 def _trainer(shape, bits, method, step, threads, seed):
-    from ..methods import vh
     from ..methods.vh_model import torch_threads
 
     n_users, n_items, n = shape
@@ -101,8 +103,6 @@ def _timed(tr, iterations, threads):
 
 def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dict:
     """Memory-traffic and arithmetic floors of one step (milliseconds), measured now."""
-    from ..kernels import vh as K
-
     n = rows * bits
     a, b, c = (np.random.default_rng(k).random((rows, bits), dtype=np.float32) for k in range(3))
     numba.set_num_threads(threads)
@@ -163,8 +163,6 @@ def _no_gradient(rows: int, bits: int):
 def _dense_pass(p, m, v, threads: int, consts, flush: bool = False) -> None:
     """The dense Adam pass of one step on ``p, m, v`` with no gradient rows, as the
     fused step runs it on ``threads`` threads (``flush``: its workers flush)."""
-    from ..kernels import vh as K
-
     slot, no_rows, no_grad = _no_gradient(*p.shape)
     if threads > 1:
         K.adam_rows_parallel(p, m, v, no_rows, no_grad, slot, no_grad, *consts, threads, flush)
@@ -178,8 +176,6 @@ def _subnormal_pass(rows: int, bits: int, threads: int, consts):
     Returns ``timed(flush) -> seconds``; the moments are restored (untimed)
     before each call, since one flushed pass zeroes them.
     """
-    from ..kernels import fpenv
-
     rng = np.random.default_rng(7)
     p = rng.uniform(-1, 1, (rows, bits)).astype(np.float32)
     m0 = (rng.standard_normal((rows, bits)) * 1e-3).astype(np.float32)

@@ -45,6 +45,7 @@ from .project import is_notebook as _is_notebook, toc_files as _toc_files  # noq
 from .site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .site import build_site, fold_injected, stage_static, stage_synthetic_banner
 from ..io import write_json
+from .. import results
 
 
 #: Seconds between the build's "still executing" lines for a long chapter (0: none).
@@ -177,8 +178,6 @@ def _heartbeat(rel, log, every: float):
     if not every or every <= 0:
         yield
         return
-    from .. import results  # (pandas: only a build that executes a chapter needs it)
-
     def count():
         try:
             return results.count()

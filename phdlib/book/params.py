@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..names import MAX_BITS, PROFILES
+from .. import data
 
 
 def declared_parameters(nb) -> dict:
@@ -100,8 +101,6 @@ def check_parameters(parameters: dict, declared: dict[str, dict]) -> None:
             raise ValueError(f"parameter profile={shown(parameters['profile'])}: expected one of "
                              f"{', '.join(PROFILES)}")
     if "dataset" in parameters:
-        from .. import data  # (the dataset loaders: only a build naming a dataset needs them)
-
         if parameters["dataset"] not in data.names():
             raise ValueError(f"parameter dataset={shown(parameters['dataset'])}: unknown dataset; "
                              f"expected one of {', '.join(data.names())}")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from .project import project_root
+from .. import data
 
 STAGED_FILES = ("_config.yml", "_toc.yml", "references.bib")
 STAGED_DIRS = ("_mathjax", "_theme")
@@ -62,8 +63,6 @@ SYNTHETIC_BANNER = ("Synthetic data: every number on this site was computed on g
 
 def stage_synthetic_banner(stage: Path, dataset) -> None:
     """A book built on a synthetic dataset says so on every page (the theme's announcement)."""
-    from .. import data  # (the dataset loaders: only a build naming a dataset needs them)
-
     if not dataset or not data.is_synthetic(str(dataset)):
         return
     import yaml

@@ -17,11 +17,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import codes as C
 from . import metrics
 # scoring pairs by a code distance belongs to the codes; its old names still work here
 from ..data.tables import check_ids
 from .metrics import summarize
+from ..kernels import ranking as K
 
 
 def evaluate(fitted, ratings, ties: str = "expected", discount: str = "paper", ks=(5, 10),
@@ -137,8 +137,6 @@ def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) ->
     ``values`` (float64 ``(I,)``): by
     :func:`phdlib.kernels.ranking.catalogue_expected_shared`, in time of the users'
     test and rated items rather than users x items."""
-    from ..kernels import ranking as K
-
     ks = tuple(metrics._check_k(k) for k in ks)
     values = np.asarray(values, dtype=np.float64)   # finite (:func:`_shared_row`)
     key = np.ascontiguousarray(values if kind == "dissimilarity" else -values)
@@ -163,8 +161,6 @@ def _catalogue_shared(users, values, seen, rel, ks, discount: str, kind: str) ->
 def _catalogue_block(ub, vals, keep, rel, ks, discount: str, kind: str) -> pd.DataFrame:
     """:func:`phdlib.evaluation.metrics.evaluate`'s frame (``ties="expected"``) of one block of users
     over their kept items, by :func:`phdlib.kernels.ranking.catalogue_expected`."""
-    from ..kernels import ranking as K
-
     ks = tuple(metrics._check_k(k) for k in ks)
     vals = np.asarray(vals)
     # (the whole block is checked first: one pass, no copy of the kept values)

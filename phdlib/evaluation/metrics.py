@@ -45,6 +45,7 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
+from ..kernels import ranking as K
 
 TIES = ("expected", "random", "optimistic", "pessimistic", "input")
 DISCOUNTS = ("paper", "released")
@@ -255,8 +256,6 @@ def evaluate(user, rating, values, ks: Iterable[int] = (5, 10), ties: str = "exp
     ``default_rng(seed).permutation(N)`` and ties are then kept in that order
     (the same rule as per user, with one draw for all users).
     """
-    from ..kernels import ranking as K
-
     _check_choice("ties", ties, TIES)
     _check_choice("discount", discount, DISCOUNTS)
     _check_choice("kind", kind, KINDS)

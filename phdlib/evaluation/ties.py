@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics import (DISCOUNTS, KINDS, TIES, _as_1d, _check_choice, _check_k, evaluate, summarize)
+from .metrics import mrr, ndcg
 
 __all__ = ["tie_profile", "compare_tie_rules", "rule_table", "median_user", "tie_groups",
            "one_user_rules", "benchmark", "RULES"]
@@ -163,8 +164,6 @@ def tie_groups(ratings, values) -> pd.DataFrame:
 
 def one_user_rules(ratings, values) -> pd.DataFrame:
     """NDCG@5, NDCG@10 and RR of one user's ranking under every tie rule (one row each)."""
-    from .metrics import mrr, ndcg
-
     return pd.DataFrame({t: {"NDCG@5": ndcg(ratings, values, 5, ties=t),
                              "NDCG@10": ndcg(ratings, values, 10, ties=t),
                              "RR": mrr(ratings, values, ties=t)} for t in TIES}).T

@@ -33,6 +33,8 @@ from .. import codes as _codes
 from .. import methods, results
 from ..evaluation.fitted import evaluate, evaluate_many, summarize
 from ..evaluation.metrics import METRICS
+from ..data import sample_users
+from ..data import needs_sample
 
 __all__ = ["run", "tune", "transfer", "tune_split", "evaluate_fitted", "fitted", "make_run",
            "grid_table"]
@@ -168,8 +170,6 @@ def tune_split(split, config: dict):
     """The split a grid of ``config`` is chosen on: ``split``, or its user sample of at most
     ``config["tune_ratings"]`` ratings (:func:`phdlib.data.sample_users`, drawn with the
     split's seed) when the dataset has more ratings than that."""
-    from ..data import sample_users
-
     cap = config.get("tune_ratings")
     if cap is None:
         return split
@@ -329,8 +329,6 @@ def config_of(name: str, split, bits: int, overrides: dict | None = None):
     whatever the cap, and keeps the key it had before the key existed. A bad
     value is a ``ValueError`` naming it.
     """
-    from ..data import needs_sample
-
     cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
     tune_bits = int(cfg.get("tune_bits") or bits)
     points = methods.get(name).grid(cfg, tune_bits)

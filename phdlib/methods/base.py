@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 from .. import codes as C
+from ..kernels import dcf as KDCF
+from ..kernels import mf as KMF
 from ..data.tables import check_ids
 from ..evaluation import evaluate
 
@@ -226,12 +228,10 @@ class VectorModel(Fitted):
         return P[users] @ Q[check_ids(items, self.n_items, "item")].T
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
-        from ..kernels import mf as _k
-
         user = check_ids(user, self.n_users, "user")
         item = check_ids(item, self.n_items, "item")
         # float64 factors, as :meth:`table` (float32 products would differ from it)
-        return _k.pair_scores(user.astype(np.int32), item.astype(np.int32),
+        return KMF.pair_scores(user.astype(np.int32), item.astype(np.int32),
                               np.asarray(self.arrays["user_vectors"], dtype=np.float64),
                               np.asarray(self.arrays["item_vectors"], dtype=np.float64))
 
@@ -298,12 +298,10 @@ class BlockCodeModel(Fitted):
                 np.ascontiguousarray(Wu), np.ascontiguousarray(Wi))
 
     def table(self, users, items) -> np.ndarray:
-        from ..kernels import dcf as _k
-
         _, _, starts, Wu, Wi = self._parts
         users = check_ids(users, self.n_users, "user").astype(np.int64)
         items = check_ids(items, self.n_items, "item").astype(np.int64)
-        return _k.table_scores(users, items, self._words[0], self._words[1], starts, Wu, Wi)
+        return KDCF.table_scores(users, items, self._words[0], self._words[1], starts, Wu, Wi)
 
     @cached_property
     def _words(self):
@@ -312,12 +310,10 @@ class BlockCodeModel(Fitted):
                      for k in ("user_codes", "item_codes"))
 
     def pairs(self, user, item, block: int = 0) -> np.ndarray:
-        from ..kernels import dcf as _k
-
         B, D, starts, Wu, Wi = self._parts
         user = check_ids(user, self.n_users, "user").astype(np.int64)
         item = check_ids(item, self.n_items, "item").astype(np.int64)
-        return _k.pair_scores(user, item, B, D, starts, Wu, Wi)
+        return KDCF.pair_scores(user, item, B, D, starts, Wu, Wi)
 
 
 # --------------------------------------------------------------------------- methods

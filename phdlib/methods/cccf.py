@@ -37,6 +37,7 @@ import numpy as np
 
 from . import dcf as _dcf
 from .base import TUNE_RATINGS, BlockCodeModel, Method
+from . import mf_methods as _mf
 
 __all__ = ["layouts", "layout_cost", "kmedoids", "anchor_weights", "block_weights", "CCCF",
            "CCCFMethod", "BLOCK_SIZES", "WEIGHT_BITS"]
@@ -141,8 +142,6 @@ def block_weights(split, K: int, config: dict, seed: int = 0):
     ``weight_dtype`` ("float16": weights rounded to the 16 bits counted).
     With ``K = 1`` the weight is 1 (no weight is stored or counted).
     """
-    from . import mf_methods as _mf
-
     ds = split.dataset
     info = {}
     if K == 1:

@@ -19,6 +19,8 @@ import pandas as pd
 from .. import codes as C
 from .base import TUNE_RATINGS, CodeModel, Method, VectorModel
 from .mf import SCOPES, THRESHOLDS, binarize, fit_als, fit_sgd
+from ..evaluation import evaluate
+from ..evaluation.metrics import summarize
 
 #: Implementation revision, part of every MF config (hence of the results
 #: store's run key): bump it when a change alters what these methods compute.
@@ -207,8 +209,6 @@ def binarization_variants(split, vectors: dict, thresholds=THRESHOLDS, scopes=SC
     ``test_mrr``, and the fraction of 1 bits of user and item codes. For
     reading, not choosing: the methods choose on validation only.
     """
-    from ..evaluation.fitted import evaluate, summarize
-
     rows = []
     for label, (P, Q) in vectors.items():
         for th in thresholds:

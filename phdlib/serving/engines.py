@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from ..codes.packed import _check_width, distance
+from .search import _as_words
 
 MISSING_DISTANCE = np.iinfo(np.int32).max
 #: The most results Milvus returns for one query.
@@ -29,8 +30,6 @@ MILVUS_MAX_K = 16_384
 
 
 def _words(codes, m: int, what: str) -> np.ndarray:
-    from .search import _as_words
-
     return _as_words(codes, m, what)
 
 

@@ -18,6 +18,8 @@ import pandas as pd
 
 from .. import data, methods
 from ..experiments import training
+from ..io import read_recorded, records, write_json
+from .scale import provenance
 
 FORMAT = "phd-tune-sample"
 
@@ -103,9 +105,6 @@ def compare(split, caps, names=None, bits: int = 64, root=None,
 def save(path, rows: pd.DataFrame, dataset: str, fingerprint: str, command: str = "") -> Path:
     """Write a comparison atomically, with its provenance (:func:`phdlib.studies.scale.provenance`,
     the dataset and its split's ``fingerprint``)."""
-    from ..io import records, write_json
-    from .scale import provenance
-
     prov = {**provenance(command), "dataset": dataset, "split_fingerprint": fingerprint}
     return write_json(path, {"format": FORMAT, "version": 1, "provenance": prov,
                              "rows": records(rows)})
@@ -114,7 +113,5 @@ def save(path, rows: pd.DataFrame, dataset: str, fingerprint: str, command: str 
 def load(path) -> dict:
     """A comparison written by :func:`save`: ``{"provenance": dict, "rows": DataFrame}``;
     ``ValueError`` naming the file when it is not one."""
-    from ..io import read_recorded
-
     return read_recorded(path, FORMAT, "tuning-sample comparison", "comparison",
                          "phdlib.studies.sample_tuning.save", need=("method", "cap", "same", "difference"))

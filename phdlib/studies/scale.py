@@ -63,6 +63,10 @@ import pandas as pd
 from .. import __version__
 from ..results.provenance import git_commit
 from ..experiments.usage import cpu_seconds, peak_rss_mb, usage_since, usage_start  # noqa: F401 (re-exported)
+from .. import data, evaluation, experiments, methods, results
+from ..experiments import training
+from ..experiments.grids import profile_overrides
+from ..io import read_recorded, records, write_json
 
 #: The stages of a cell, in order; ``tune`` only where the method's profile tunes a grid,
 #: ``catalogue`` only when asked.
@@ -82,9 +86,6 @@ def _child(dataset: str, method: str, bits: int, profile: str, seed: int, data_d
 def _stages(dataset: str, method: str, bits: int, profile: str, seed: int, data_dir,
             root: Path, catalogue: bool = False) -> dict:
     """Run and time the stages of one cell in this process (see the module docstring)."""
-    from .. import data, evaluation, experiments, results
-    from ..experiments import training
-
     rows = []
 
     def stage(name, fn, store=False):
@@ -294,9 +295,6 @@ def _merge_save(out, rows: pd.DataFrame, prov: dict) -> None:
 
 def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[int]:
     """``bits`` with the width ``method`` tunes its grid at (``tune_bits``) first."""
-    from .. import methods
-    from ..experiments.grids import profile_overrides
-
     widths = [int(b) for b in bits]
     try:
         overrides = profile_overrides(profile, method, dataset, widths[0])[0]
@@ -308,8 +306,6 @@ def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[i
 
 def save(path, rows: pd.DataFrame, prov: dict) -> Path:
     """Write a sweep (``{"provenance": ..., "rows": [...]}``) atomically to ``path``."""
-    from ..io import records, write_json
-
     return write_json(path, {"format": "phd-scale", "version": 1, "provenance": prov,
                              "rows": records(rows)})
 
@@ -319,8 +315,6 @@ def load(path) -> dict:
 
     Raises ``ValueError`` naming the file when it is not a complete sweep.
     """
-    from ..io import read_recorded
-
     return read_recorded(path, "phd-scale", "scale sweep", "scale sweep",
                          "phdlib.studies.scale.save", need=("dataset", "method", "bits"))
 

@@ -8,6 +8,8 @@ be compared; :func:`run_variants` trains or reuses them through
 :mod:`phdlib.report.vh`.
 """
 from __future__ import annotations
+from .. import experiments, results
+from ..experiments import runner
 
 __all__ = ["VARIANT_ITERATIONS", "QUICK_ITERATIONS", "VARIANTS", "variant_overrides", "run_variants"]
 
@@ -73,9 +75,6 @@ def run_variants(dataset: str, bits: int = 64, seed: int = 0, profile: str = "fu
     The variants run as one grid (:func:`phdlib.experiments.runner.run_grid`, ``jobs``
     in parallel); only what the store lacks is trained.
     """
-    from .. import experiments, results
-    from ..experiments import runner
-
     names = list(names or VARIANTS)
     cells = {}
     for name in names:
