@@ -9,5 +9,6 @@ result tables use. Nothing here knows a method: a fitted model is anything with
 ``n_users``, ``n_items`` and ``pair_scores``/``scores``.
 """
 from .fitted import evaluate, evaluate_catalogue, evaluate_many, tie_rules
+from .metrics import summarize
 
-__all__ = ["evaluate", "evaluate_catalogue", "evaluate_many", "tie_rules"]
+__all__ = ["evaluate", "evaluate_catalogue", "evaluate_many", "tie_rules", "summarize"]
