@@ -34,7 +34,7 @@ from __future__ import annotations
 from .errors import DataError, DataFormatError, DataNotFoundError, FingerprintMismatch
 from .formats import FORMATS, RawRatings, content_fingerprint, read_ratings
 from .loading import fetch, load_file, prepare, split_dataset, split_fingerprint
-from .registry import (OWN_FILE, SCALE_SHAPES, SYNTHETIC, DatasetKind, available, get,
+from .registry import (OWN_FILE, SCALE_SHAPES, SYNTHETIC, DatasetKind, available, get, kind_of,
                        is_synthetic, load_dataset, load_split, names, provenance, register,
                        reload, reload_split, scale_options, unregister)
 from .sample import needs_sample, sample_users
@@ -51,7 +51,7 @@ __all__ = [
     "PAPER_DATASETS", "cache_dir", "fetch", "locate", "split_sizes", "names",
     "prepare", "available", "load_file", "sample_users", "needs_sample", "reload_split",
     "stats", "histogram", "per_user", "per_item", "DatasetKind", "register", "unregister",
-    "get", "reload", "provenance", "is_synthetic", "SYNTHETIC", "SCALE_SHAPES", "OWN_FILE",
+    "get", "kind_of", "reload", "provenance", "is_synthetic", "SYNTHETIC", "SCALE_SHAPES", "OWN_FILE",
     "scale_options", "source",
     "paper_comparison", "preprocessing_trace", "split_table",
 ]
