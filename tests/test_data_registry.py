@@ -3,7 +3,6 @@ fingerprints of every dataset are those the string-matching loader computed, and
 outside the registry tells datasets apart by name."""
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 

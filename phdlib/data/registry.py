@@ -10,7 +10,7 @@ A dataset is a :class:`DatasetKind`: an object with a ``name`` that
   :class:`~phdlib.data.errors.FingerprintMismatch` naming both),
 - ``describe()`` says in one line what it is.
 
-Three kinds ship with the library: :class:`Source` (a real dataset read from
+Three kinds ship with the library: :class:`RealSource` (a real dataset read from
 its file, one per entry of :data:`phdlib.data.sources.SOURCES`),
 :class:`Synthetic` (planted codes: the open ``synthetic`` with generator
 options, and each fixed scale shape of :data:`SCALE_SHAPES`) and
@@ -22,11 +22,20 @@ training and the export then take its name like any other::
 
     class Tiny(DatasetKind):
         name = "tiny"
-        def load(self, **options):
-            return make_my_dataset(**options)      # a phdlib.data.Dataset
+        def load(self, min_ratings=10, **where):  # where: data_dir, cache if given
+            return data.prepare(my_raw_ratings(), self.name, min_ratings)
 
     data.register(Tiny())
     split = data.load_split("tiny", seed=0)
+
+``load`` must give the same :class:`~phdlib.data.tables.Dataset` for the same
+options: its ``fingerprint`` (the content fingerprint of the raw ratings,
+:func:`~phdlib.data.formats.content_fingerprint`) and ``preprocessing`` (a
+JSON-ready dict) make its cache key and every split fingerprint, and so the key
+of every run stored on it; :func:`phdlib.data.prepare` fills both from a
+:class:`~phdlib.data.formats.RawRatings`. ``tests/test_toy_dataset.py`` is a
+whole example. The registry passes ``data_dir`` and ``cache`` only where its
+caller gave them.
 
 This module is the only place that tells datasets apart by name.
 """
@@ -40,9 +49,10 @@ from .loading import cached_split, load_file, load_source, load_synthetic
 from .sources import SOURCES, locate
 from .tables import Dataset, Split
 
-__all__ = ["DatasetKind", "Source", "Synthetic", "OwnFile", "OWN_FILE", "SYNTHETIC",
+__all__ = ["DatasetKind", "RealSource", "Synthetic", "OwnFile", "OWN_FILE", "SYNTHETIC",
            "SCALE_SHAPES", "register", "get", "names", "is_synthetic", "scale_options",
-           "available", "load_dataset", "load_split", "reload", "reload_split", "kind_of"]
+           "available", "load_dataset", "load_split", "reload", "reload_split", "kind_of",
+           "unregister", "provenance", "check_fingerprint"]
 
 
 class DatasetKind(ABC):
@@ -98,7 +108,7 @@ def check_fingerprint(ds: Dataset, provenance: dict) -> None:
             f"run was trained on content fingerprint {want}: not the same data")
 
 
-class Source(DatasetKind):
+class RealSource(DatasetKind):
     """A real dataset read from its raw file (``SOURCES[name]``):
     :func:`phdlib.data.loading.load_source`."""
 
@@ -255,7 +265,7 @@ def unregister(name: str) -> None:
 
 
 for _src in SOURCES:
-    register(Source(_src))
+    register(RealSource(_src))
 register(Synthetic(SYNTHETIC))
 for _name in sorted(SCALE_SHAPES):
     register(Synthetic(_name, SCALE_SHAPES[_name]))
@@ -272,8 +282,8 @@ def get(name: str) -> DatasetKind:
 def names() -> list[str]:
     """Every dataset name :func:`load_dataset` knows: the real sources (sorted), then
     ``synthetic``, the scale shapes and registered kinds in order of registration."""
-    real = sorted(n for n, k in _KINDS.items() if isinstance(k, Source))
-    return real + [n for n, k in _KINDS.items() if not isinstance(k, Source)]
+    real = sorted(n for n, k in _KINDS.items() if isinstance(k, RealSource))
+    return real + [n for n, k in _KINDS.items() if not isinstance(k, RealSource)]
 
 
 def is_synthetic(name: str) -> bool:
