@@ -13,7 +13,9 @@ objects; NumPy alone reads it) with:
                             (PHD's first argument is the user)
 ``provenance``              JSON text: format version, method, dataset, dataset and
                             split fingerprints, run key, config, seed, width (``bits``,
-                            from format version 2), columns, library versions
+                            from format version 2), columns, library versions; where
+                            the run recorded them, the split's ``split_seed`` and
+                            ``preprocessing`` (a user's file: ``path``, ``sep``)
 ``sha256``                  sha256 (hex) over every other field, checked on load
 ==========================  ==========================================================
 
