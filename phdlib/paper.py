@@ -60,6 +60,21 @@ DATA_STATS: dict[str, dict[str, float]] = {
     "amazon": {"users": 158_650, "items": 128_939, "ratings": 4_701_968, "density": 0.02},
 }
 
+
+
+def dataset_shape(dataset: str) -> tuple[int, int, int]:
+    """``(users, items, ratings)`` of ``dataset`` after filtering, from :data:`DATA_STATS`
+    (the one declaration of these sizes: the synthetic scale shapes of
+    :mod:`phdlib.data.registry` and the training benchmark's shapes read them here).
+    ``KeyError`` naming the datasets the paper reports for any other name."""
+    try:
+        st = DATA_STATS[dataset]
+    except KeyError:
+        raise KeyError(f"the paper reports no sizes for dataset {dataset!r}; it reports "
+                       f"{', '.join(DATA_STATS)}") from None
+    return int(st["users"]), int(st["items"]), int(st["ratings"])
+
+
 #: Split sizes hard-coded in the released code (not printed in the paper):
 #: ``RELEASED_SPLITS[dataset] = {train, valid, test}``.
 RELEASED_SPLITS: dict[str, dict[str, int]] = {

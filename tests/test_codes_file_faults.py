@@ -98,6 +98,9 @@ def test_a_forged_field_is_refused_naming_it(good, tmp_path, case):
     ("columns", {"user": "", "item": "i"}, "provenance field 'columns'"),
     ("columns", {"foo": "bar"}, "provenance field 'columns'"),
     ("seed", 10**40, "provenance field 'seed' is 1000"),
+    ("preprocessing", [1], "provenance field 'preprocessing' is [1]; expected an object or null"),
+    ("split_seed", "0", "provenance field 'split_seed' is \"0\"; expected an integer or null"),
+    ("path", 3, "provenance field 'path' is 3; expected text"),
 ])
 def test_provenance_fields_have_their_types(good, tmp_path, key, value, message):
     path = _forge(tmp_path, good, provenance=_prov(good, **{key: value}))

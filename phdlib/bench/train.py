@@ -43,13 +43,18 @@ import numpy as np
 
 from .machine import machine_info
 from .timing import interleaved
+from ..data import SOURCES
+from ..paper import dataset_shape
 from ..methods import vh
 from ..kernels import vh as K
 from ..kernels import fpenv
 
-#: (users, items, ratings) of the benchmark's shapes: ML-1M as split here, and
+#: (users, items, ratings) of the benchmark's shapes, from the one declaration of
+#: the paper's sizes (:func:`phdlib.paper.dataset_shape`): ML-1M's users and items
+#: after filtering with the raw file's ratings (``SOURCES["ml-1m"].raw_rows``), and
 #: the paper's Amazon set (Section 5.1).
-SHAPES = {"ml-1m": (6040, 3260, 1_000_209), "amazon": (158_650, 128_939, 4_701_968)}
+SHAPES = {"ml-1m": dataset_shape("ml-1m")[:2] + (SOURCES["ml-1m"].raw_rows,),
+          "amazon": dataset_shape("amazon")}
 #: Iterations per timing sample, per shape (a sample lasts about a second).
 ITERATIONS = {"ml-1m": 1000, "amazon": 20}
 METHODS = ("vh", "vh-phd")

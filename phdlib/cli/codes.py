@@ -76,11 +76,11 @@ def _check_users(codes, users, where) -> None:
 
 
 def _seen(args, codes):
-    """The --exclude-seen pairs matched against the codes (:class:`phdlib.serving.codes_file.Exclusions`),
+    """The --exclude-seen pairs matched against the codes (:class:`phdlib.serving.recommend.Exclusions`),
     or None; pairs whose user or item the codes lack are counted and warned about."""
     if not args.exclude_seen:
         return None
-    from ..serving import codes_file
+    from ..serving import recommend
     from ..data import own
 
     cols = own.parse_columns(args.columns, ("user", "item")) if args.columns else codes.provenance.get("columns")
@@ -92,7 +92,7 @@ def _seen(args, codes):
     if problem:
         raise ValueError(problem)
     users, items = own.read_pairs(path, cols, args.sep)
-    ex = codes_file.exclusions(codes, users, items)
+    ex = recommend.exclusions(codes, users, items)
     if ex.unknown_user_pairs or ex.unknown_item_pairs:
         parts = []
         if ex.unknown_user_pairs:
@@ -107,7 +107,7 @@ def _seen(args, codes):
 
 
 def _recommend(args) -> int:
-    from ..serving import codes_file
+    from ..serving import codes_file, recommend
 
     if args.exclude_seen is None and (args.columns is not None or args.sep is not None):
         return fail(f"{'--columns' if args.columns is not None else '--sep'} goes with "
@@ -120,7 +120,7 @@ def _recommend(args) -> int:
         users, where = _read_users(args)
         _check_users(codes, users, where)
         seen = _seen(args, codes)
-        recs = codes_file.recommend(codes, users, k=args.k, exclude=seen)
+        recs = recommend.recommend(codes, users, k=args.k, exclude=seen)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         return fail(error_message(exc))
     if args.json:

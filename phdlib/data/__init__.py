@@ -24,16 +24,21 @@ protocol.md):
 5. split per user (:mod:`phdlib.data.split`).
 
 Processed datasets and splits are cached (:mod:`phdlib.data.cache`).
+
+Every name is a :class:`DatasetKind` in one registry (:mod:`phdlib.data.registry`):
+``load``, ``reload(provenance)`` (the dataset a stored run was trained on),
+``describe()``. Add your own with :func:`register` (CONTRIBUTING.md).
 """
 from __future__ import annotations
 
 from .errors import DataError, DataFormatError, DataNotFoundError, FingerprintMismatch
 from .formats import FORMATS, RawRatings, content_fingerprint, read_ratings
-from .loading import (available, fetch, load_dataset, load_file, load_split, prepare,
-                      reload_split, split_dataset, split_fingerprint)
+from .loading import fetch, load_file, prepare, split_dataset, split_fingerprint
+from .registry import (OWN_FILE, SCALE_SHAPES, SYNTHETIC, DatasetKind, available, get, kind_of,
+                       is_synthetic, load_dataset, load_split, names, provenance, register,
+                       reload, reload_split, scale_options, unregister)
 from .sample import needs_sample, sample_users
-from .sources import (PAPER_DATASETS, SCALE_SHAPES, SOURCES, SYNTHETIC, cache_dir,
-                      is_synthetic, locate, names, scale_options, source)
+from .sources import PAPER_DATASETS, SOURCES, cache_dir, locate, source
 from .split import split_sizes
 from .summary import (histogram, paper_comparison, per_item, per_user, preprocessing_trace,
                       split_table, stats)
@@ -45,6 +50,8 @@ __all__ = [
     "FORMATS", "RawRatings", "read_ratings", "content_fingerprint", "SOURCES",
     "PAPER_DATASETS", "cache_dir", "fetch", "locate", "split_sizes", "names",
     "prepare", "available", "load_file", "sample_users", "needs_sample", "reload_split",
-    "stats", "histogram", "per_user", "per_item",
+    "stats", "histogram", "per_user", "per_item", "DatasetKind", "register", "unregister",
+    "get", "kind_of", "reload", "provenance", "is_synthetic", "SYNTHETIC", "SCALE_SHAPES", "OWN_FILE",
+    "scale_options", "source",
     "paper_comparison", "preprocessing_trace", "split_table",
 ]

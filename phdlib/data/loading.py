@@ -1,14 +1,18 @@
-"""Loading datasets: a name (or your own file) to a preprocessed :class:`Dataset`
-and its per-user :class:`Split`, through the on-disk cache.
+"""Loading datasets: a real source, planted codes or your own file to a preprocessed
+:class:`Dataset`, and its per-user :class:`Split`, through the on-disk cache.
 
-The steps are listed in :mod:`phdlib.data`; this module runs them. It sits
-above the readers (:mod:`~phdlib.data.formats`, :mod:`~phdlib.data.own`), the
-registry of names (:mod:`~phdlib.data.sources`), the preprocessing, split and
-cache modules, and below the summaries (:mod:`~phdlib.data.summary`).
+The steps are listed in :mod:`phdlib.data`; this module runs them, one loader per
+kind of dataset (:func:`load_source`, :func:`load_synthetic`, :func:`load_file`).
+It chooses nothing by name: :mod:`~phdlib.data.registry` maps each name to its
+kind, and its ``load_dataset``/``load_split`` call these loaders. It sits above
+the readers (:mod:`~phdlib.data.formats`, :mod:`~phdlib.data.own`), the files of
+the real sources (:mod:`~phdlib.data.sources`), the preprocessing, split and
+cache modules.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,15 +25,9 @@ from . import split as _split
 from . import synthetic as _synthetic
 from .errors import DataError, DataNotFoundError, FingerprintMismatch
 from .formats import RawRatings, content_fingerprint, read_ratings
-from .sources import SCALE_SHAPES, SOURCES, SYNTHETIC, is_synthetic, locate, \
-    not_found_message, scale_options, source
+from .sources import SOURCES, locate, not_found_message, source
 from .sources import fetch as _fetch_raw
 from .tables import Dataset, Ratings, Split
-
-
-def available(name: str, data_dir=None) -> bool:
-    """True when ``name`` can be loaded without a download (synthetic: always)."""
-    return is_synthetic(name) or locate(name, data_dir) is not None
 
 
 def _prep_params(name, min_ratings, filtering, double_half_stars) -> dict:
@@ -118,10 +116,10 @@ def _check_fingerprint(name, path, fp, verify):
             f"book was checked on; pass verify=False (--no-verify) to load it anyway.")
 
 
-def load_dataset(name: str, data_dir=None, verify: bool = True, min_ratings: int = 10,
-                 filtering: str = "once", double_half_stars: bool | None = None,
-                 download: bool = False, cache: bool = True, **options) -> Dataset:
-    """Load, verify and preprocess dataset ``name``.
+def load_source(name: str, data_dir=None, verify: bool = True, min_ratings: int = 10,
+                filtering: str = "once", double_half_stars: bool | None = None,
+                download: bool = False, cache: bool = True) -> Dataset:
+    """Load, verify and preprocess the real dataset ``name`` (an entry of ``SOURCES``).
 
     ``data_dir``: searched first (then ``PHD_DATA_DIR``, the per-user cache).
     ``verify``: a content fingerprint differing from the known one raises
@@ -130,20 +128,8 @@ def load_dataset(name: str, data_dir=None, verify: bool = True, min_ratings: int
     ``"until_stable"``. ``double_half_stars``: ratings times 2 (None: yes
     for half-star datasets such as ML-10M, as the released code). ``download``:
     fetch a missing dataset into the per-user cache. ``cache``: read/write the
-    processed cache. ``options``: for ``"synthetic"``, the generator's
-    ``n_users``, ``n_items``, ``density``, ``bits``, ``noise``, ``data_seed``,
-    ``rating_scale`` (:func:`phdlib.data.synthetic.generate`).
+    processed cache. Reached by name through :func:`phdlib.data.load_dataset`.
     """
-    if name == SYNTHETIC:
-        return _load_synthetic(min_ratings=min_ratings, filtering=filtering, cache=cache, **options)
-    if name in SCALE_SHAPES:
-        if options:
-            raise TypeError(f"load_dataset({name!r}): a fixed shape takes no generator options "
-                            f"(use 'synthetic' with options); got {sorted(options)}")
-        return _load_synthetic(min_ratings=min_ratings, filtering=filtering, cache=cache,
-                               _name=name, **scale_options(name))
-    if options:
-        raise TypeError(f"load_dataset({name!r}): unexpected options {sorted(options)}")
     src = source(name)
     prep = _prep_params(name, min_ratings, filtering, double_half_stars)
     path = locate(name, data_dir)
@@ -172,21 +158,28 @@ def load_dataset(name: str, data_dir=None, verify: bool = True, min_ratings: int
     return ds
 
 
-def _load_synthetic(min_ratings=10, filtering="once", cache=True, _name=SYNTHETIC,
-                    **options) -> Dataset:
+def load_synthetic(name: str, fixed: bool = False, min_ratings: int = 10,
+                   filtering: str = "once", cache: bool = True, **options) -> Dataset:
+    """Planted-code ratings (:func:`phdlib.data.synthetic.generate`) named ``name``.
+
+    ``options``: the generator's (``n_users``, ``n_items``, ``density``, ``bits``,
+    ``noise``, ``data_seed``, ``rating_scale``...; the rest from its ``DEFAULTS``).
+    ``fixed``: a fixed shape of the registry (its name joins the cache key, as it always
+    did), else the open ``synthetic`` dataset whose key is its options alone.
+    """
     unknown = set(options) - set(_synthetic.DEFAULTS)
     if unknown:
         raise TypeError(f"synthetic data: unknown options {sorted(unknown)}; "
                         f"expected {sorted(_synthetic.DEFAULTS)}")
     params = {**_synthetic.DEFAULTS, **options}
     params["rating_scale"] = [float(x) for x in params["rating_scale"]]
-    prep = {**_prep_params(SYNTHETIC, min_ratings, filtering, False), "generator": params}
+    prep = {**_prep_params(name, min_ratings, filtering, False), "generator": params}
     key = _cache.short_hash({"synthetic": prep, "version": _cache.CACHE_VERSION,
                             "generator_version": _synthetic.VERSION})
-    if _name != SYNTHETIC:
-        key = _cache.short_hash({"name": _name, "key": key})
+    if fixed:
+        key = _cache.short_hash({"name": name, "key": key})
     if cache:
-        ds = _load_cached_dataset(_name, key)
+        ds = _load_cached_dataset(name, key)
         if ds is not None:
             return ds
     u, i, r, truth = _synthetic.generate(min_ratings=min_ratings, **params)
@@ -196,7 +189,7 @@ def _load_synthetic(min_ratings=10, filtering="once", cache=True, _name=SYNTHETI
                      user_ids=np.arange(params["n_users"], dtype=np.int64),
                      item_ids=np.arange(params["n_items"], dtype=np.int64),
                      rating=r.astype(np.float64), timestamp=None, fingerprint=fp)
-    ds = prepare(raw, _name, min_ratings, filtering, False, scale=tuple(params["rating_scale"]))
+    ds = prepare(raw, name, min_ratings, filtering, False, scale=tuple(params["rating_scale"]))
     ds.synthetic = True
     ds.preprocessing = prep
     ds.source = "generated by phdlib.data.synthetic (planted codes, not real data)"
@@ -228,6 +221,7 @@ def load_file(path, columns, scale, min_ratings: int = 10, filtering: str = "onc
     nm = name or own.dataset_name(path)
     ds = prepare(raw, nm, min_ratings, filtering, False, scale=(lo, hi))
     ds.preprocessing = {**ds.preprocessing, "origin": "file", "columns": cols, "scale": [lo, hi]}
+    ds.origin = {"path": str(Path(path).resolve()), "sep": sep}
     return ds
 
 
@@ -275,14 +269,9 @@ def _make_split(dataset, part, seed) -> Split:
                  fingerprint=split_fingerprint(dataset, seed))
 
 
-def load_split(name: str, seed: int = 0, data_dir=None, cache: bool = True, **preprocessing) -> Split:
-    """:func:`load_dataset` then :func:`split_dataset`, both cached on disk.
-
-    ``preprocessing``: any keyword of :func:`load_dataset` (``verify``,
-    ``min_ratings``, ``filtering``, ``double_half_stars``, ``download``, and
-    the synthetic generator's options).
-    """
-    ds = load_dataset(name, data_dir=data_dir, cache=cache, **preprocessing)
+def cached_split(ds: Dataset, seed: int = 0, cache: bool = True) -> Split:
+    """:func:`split_dataset` of ``ds`` through the on-disk cache (keyed by the dataset's
+    name, its :func:`~phdlib.data.cache.dataset_key` and the split fingerprint)."""
     fp = split_fingerprint(ds, seed)
     path = _cache.processed_dir() / ds.name / f"{_dataset_key_of(ds)}-split-{fp}.npz"
     if cache:
@@ -293,30 +282,3 @@ def load_split(name: str, seed: int = 0, data_dir=None, cache: bool = True, **pr
     if cache:
         _cache.save_npz(path, part=part)
     return _make_split(ds, part, seed)
-
-
-
-
-def reload_options(name: str, preprocessing: dict) -> dict:
-    """The :func:`load_dataset` options that rebuild dataset ``name`` as a run recorded it
-    (its ``preprocessing``): the filtering of a real dataset, the generator of
-    ``synthetic``, nothing beyond the filtering for a fixed synthetic shape.
-    ``ValueError`` for a user's own file, which cannot be found again by name."""
-    prep = dict(preprocessing or {})
-    if prep.get("origin") == "file":
-        raise ValueError(f"dataset {name!r} was read from a file ({prep.get('columns')}); it "
-                         f"cannot be loaded again by name")
-    keys = ("min_ratings", "filtering") if is_synthetic(name) else \
-        ("min_ratings", "filtering", "double_half_stars")
-    opts = {k: prep[k] for k in keys if k in prep}
-    if name == SYNTHETIC and prep.get("generator"):
-        opts.update(prep["generator"])
-    return opts
-
-
-def reload_split(name: str, provenance: dict, data_dir=None) -> Split:
-    """The split a run was trained on, found again from what it recorded
-    (``run.extra["data"]``: ``split_seed`` and ``preprocessing``)."""
-    opts = reload_options(name, (provenance or {}).get("preprocessing"))
-    return load_split(name, seed=int((provenance or {}).get("split_seed") or 0),
-                      data_dir=data_dir, **opts)

@@ -40,7 +40,8 @@ class Source:
     ``"md5:..."`` or ``"sha256:..."`` of the download where the file is
     fixed (pooch checks it, fetches again a cached download that fails it,
     and deletes a new download that fails it). ``half_stars``: the raw
-    ratings use half stars (ML-10M and the MovieLens CSV sets).
+    ratings use half stars (ML-10M and the MovieLens CSV sets). ``raw_rows``: the
+    ratings in the raw file before filtering, where its publisher states them.
     """
 
     name: str
@@ -53,6 +54,7 @@ class Source:
     member: str | None = None
     archive_hash: str | None = None
     half_stars: bool = False
+    raw_rows: int | None = None
     how_to_get: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -77,7 +79,7 @@ SOURCES: dict[str, Source] = {
         Source("ml-1m", ("ml-1m/ratings.dat",), "dat",
                fingerprint="2dad134c8b493373beed8d2a42e18ec2a93606fd957bd76c0bfbdef5c514b985",
                url=GROUPLENS + "ml-1m.zip", member="ml-1m/ratings.dat",
-               archive_hash=ARCHIVE_MD5["ml-1m"]),
+               archive_hash=ARCHIVE_MD5["ml-1m"], raw_rows=1_000_209),
         Source("ml-10m", ("ml-10m/ratings.dat", "ml-10M100K/ratings.dat"), "dat",
                scale=(0.5, 5.0), step=0.5, half_stars=True,
                url=GROUPLENS + "ml-10m.zip", member="ml-10M100K/ratings.dat",
@@ -104,49 +106,14 @@ SOURCES: dict[str, Source] = {
 
 PAPER_DATASETS = ("yelp", "ml-1m", "ml-10m", "amazon")
 
-# ------------------------------------------------------------ generated datasets
-SYNTHETIC = "synthetic"
-
-#: Synthetic stand-ins with the shape of the paper's larger datasets after
-#: filtering (Section 5.1): users, items, ratings, rating scale. Planted codes
-#: favour PHD by construction: they measure cost, never effectiveness.
-#: ML-10M's half stars are doubled, as the real loader does (1..10).
-SCALE_SHAPES = {
-    "synthetic-ml-10m": dict(n_users=69_878, n_items=9_708, ratings=9_995_471,
-                             rating_scale=(1.0, 10.0), mean_rating=7.2, spread=2.0, noise=1.0),
-    "synthetic-yelp": dict(n_users=22_087, n_items=14_873, ratings=602_517,
-                           rating_scale=(1.0, 5.0)),
-    "synthetic-amazon": dict(n_users=158_650, n_items=128_939, ratings=4_701_968,
-                             rating_scale=(1.0, 5.0)),
-}
-
-
-def names() -> list[str]:
-    """Every dataset name ``load_dataset`` knows."""
-    return sorted(SOURCES) + [SYNTHETIC] + sorted(SCALE_SHAPES)
-
-
-def is_synthetic(name: str) -> bool:
-    """Whether ``name`` is generated data (``synthetic`` or a scale shape)."""
-    return name == SYNTHETIC or name in SCALE_SHAPES
-
-
-def scale_options(name: str) -> dict:
-    """The generator options of the synthetic shape ``name`` (density from the ratings)."""
-    shape = dict(SCALE_SHAPES[name])
-    ratings = shape.pop("ratings")
-    shape["density"] = ratings / (shape["n_users"] * shape["n_items"])
-    return shape
-
-
 def source(name: str) -> Source:
     """The :class:`Source` of ``name``; a clear error for unknown names."""
     try:
         return SOURCES[name]
     except KeyError:
-        raise KeyError(f"dataset {name!r} has no source file (generated on use: nothing is "
-                       f"read or downloaded)" if is_synthetic(name) else
-                       f"unknown dataset {name!r}; known: {', '.join(names())}") from None
+        raise KeyError(f"dataset {name!r} has no source file (known sources: "
+                       f"{', '.join(sorted(SOURCES))}; generated and registered datasets "
+                       f"are read or downloaded from nowhere)") from None
 
 
 def cache_dir() -> Path:

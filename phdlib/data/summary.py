@@ -5,7 +5,7 @@ import numpy as np
 
 from ..paper import DATA_STATS, RELEASED_SPLITS
 from .formats import read_ratings
-from .loading import available, load_dataset
+from .registry import available, load_dataset
 from .preprocess import filter_min_ratings, first_occurrences
 from .sources import PAPER_DATASETS, locate, source
 from .tables import Dataset, Split

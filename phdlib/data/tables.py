@@ -61,7 +61,9 @@ class Dataset:
     ``Split.fingerprint``). ``source``: the file read ("generated" for
     synthetic data). ``raw_rows``: rows in the raw file. ``truth``: for
     synthetic data, the planted codes (``user_codes``, ``item_codes`` packed
-    uint64 (n, 1), ``bits``); None for real data.
+    uint64 (n, 1), ``bits``); None for real data. ``origin``: what finds the
+    dataset again beyond its name and ``preprocessing`` and is no part of any
+    key (a user's file: ``path``, ``sep``); recorded in a run's provenance.
     """
 
     name: str
@@ -77,6 +79,7 @@ class Dataset:
     source: str = ""
     raw_rows: int = 0
     truth: dict | None = None
+    origin: dict = field(default_factory=dict)
 
     @property
     def n_ratings(self) -> int:

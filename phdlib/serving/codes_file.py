@@ -1,4 +1,4 @@
-"""Trained codes out of the results store, and recommendations from them.
+"""Trained codes out of the results store: the codes file (write, read, check).
 
 ``phd export --run PATH --out FILE.npz`` writes one ``.npz`` (no pickled
 objects; NumPy alone reads it) with:
@@ -13,13 +13,17 @@ objects; NumPy alone reads it) with:
                             (PHD's first argument is the user)
 ``provenance``              JSON text: format version, method, dataset, dataset and
                             split fingerprints, run key, config, seed, width (``bits``,
-                            from format version 2), columns, library versions
+                            from format version 2), columns, library versions; where
+                            the run recorded them, the split's ``split_seed`` and
+                            ``preprocessing`` (a user's file: ``path``, ``sep``)
 ``sha256``                  sha256 (hex) over every other field, checked on load
 ==========================  ==========================================================
 
 :func:`load_codes` reads it back and checks every field (:class:`CodesFileError`
-names the file and the field). :func:`recommend` ranks every item for some
-users through :class:`phdlib.serving.search.BinaryIndex`.
+names the file and the field). The provenance also records the split's seed and
+preprocessing (and a user's file its ``path``, ``sep``), so
+:func:`phdlib.data.reload` rebuilds the dataset the codes were trained on.
+Recommending from the codes: :mod:`phdlib.serving.recommend`.
 """
 from __future__ import annotations
 
@@ -33,7 +37,6 @@ import numpy as np
 from .. import __version__, data, results
 from ..codes.packed import DISTANCE_NAMES, MAX_BITS, n_words
 from ..io import atomic_write, json_default
-from .search import BinaryIndex
 
 FORMAT = "phd-codes"
 #: 2 adds ``bits`` to the provenance (checked against the field); 1 still loads.
@@ -124,20 +127,28 @@ def _digest(fields: dict) -> str:
 
 def _ids_of(run, data_dir=None) -> tuple[np.ndarray, np.ndarray]:
     """Original ids of a run's users and items: its own (a user's file) or its dataset's,
-    loaded with the preprocessing the run recorded and checked by the split fingerprint."""
+    rebuilt by its kind from the provenance the run recorded (:func:`phdlib.data.reload_split`)
+    and checked by the dataset and split fingerprints."""
     if "user_ids" in run.arrays:
         return np.asarray(run.arrays["user_ids"]), np.asarray(run.arrays["item_ids"])
-    if not data.available(run.dataset, data_dir):
+    prov = _data_provenance(run)
+    if not data.kind_of(run.dataset, prov).available(data_dir):
         raise FileNotFoundError(f"the run's dataset {run.dataset!r} is not on this machine; its "
                                 f"ids come from it (phd data fetch --dataset {run.dataset}, or "
                                 f"--data-dir)")
-    split = data.reload_split(run.dataset, run.extra.get("data", {}), data_dir)
-    if split.fingerprint != run.fingerprint:
-        raise ValueError(f"the dataset {run.dataset!r} here (split fingerprint "
-                         f"{split.fingerprint}) is not the one the run was trained on "
-                         f"({run.fingerprint}); its ids cannot be mapped")
+    try:
+        split = data.reload_split(run.dataset, prov, data_dir)
+    except data.FingerprintMismatch as exc:
+        raise ValueError(f"{exc}; the run's ids cannot be mapped") from None
     ds = split.dataset
     return np.asarray(ds.user_ids), np.asarray(ds.item_ids)
+
+
+def _data_provenance(run) -> dict:
+    """What the run recorded about its data (``extra["data"]``) with its dataset name
+    and split fingerprint: :func:`phdlib.data.reload_split`'s provenance."""
+    return {**run.extra.get("data", {}), "dataset": run.dataset,
+            "split_fingerprint": run.fingerprint}
 
 
 def codes_of_run(run, data_dir=None) -> Codes:
@@ -164,6 +175,9 @@ def codes_of_run(run, data_dir=None) -> Codes:
             "config": run.effective_config,
             "columns": run.extra.get("data", {}).get("preprocessing", {}).get("columns"),
             "trained_with": run.version, "phdlib": __version__}
+    info = run.extra.get("data", {})
+    prov.update({k: info[k] for k in ("split_seed", "preprocessing", "path", "sep")
+                 if info.get(k) is not None})
     return Codes(uid, iid, np.ascontiguousarray(uc, dtype=np.uint64),
                  np.ascontiguousarray(ic, dtype=np.uint64), int(run.bits), ranks_by, prov)
 
@@ -195,7 +209,9 @@ def export_run(run_path, out, data_dir=None) -> Path:
 PROVENANCE = {"bits": (int,), "format": (str,), "format_version": (int,), "method": (str,), "dataset": (str,),
               "dataset_fingerprint": (str, type(None)), "split_fingerprint": (str,),
               "run_key": (str,), "seed": (int,), "config": (dict,),
-              "columns": (dict, type(None)), "trained_with": (str,), "phdlib": (str,)}
+              "columns": (dict, type(None)), "trained_with": (str,), "phdlib": (str,),
+              "split_seed": (int, type(None)), "preprocessing": (dict, type(None)),
+              "path": (str,), "sep": (str, type(None))}
 
 
 def _npy_headers(path: Path, bad) -> None:
@@ -354,94 +370,3 @@ def _load_codes(path: Path, bad) -> Codes:
         raise bad(f"field 'provenance' is not JSON ({exc})") from None
     prov = _check_provenance(prov, bits, bad)
     return Codes(f["user_ids"], f["item_ids"], f["user_codes"], f["item_codes"], bits, dist, prov)
-
-
-@dataclass
-class Exclusions:
-    """Seen (user, item) pairs matched against a codes file's ids (:func:`exclusions`).
-
-    ``skip``: user row -> set of item rows not to recommend. ``pairs``: pairs
-    given; ``applied``: pairs whose user and item are both in the codes;
-    ``unknown_user_pairs`` / ``unknown_item_pairs``: pairs left out because
-    their user (resp. only their item) is not in the codes, with the distinct
-    unknown ids counted in ``unknown_users`` / ``unknown_items`` and the first
-    of each in ``first_unknown_user`` / ``first_unknown_item`` (None if none).
-    """
-
-    skip: dict
-    pairs: int = 0
-    applied: int = 0
-    unknown_user_pairs: int = 0
-    unknown_item_pairs: int = 0
-    unknown_users: int = 0
-    unknown_items: int = 0
-    first_unknown_user: object = None
-    first_unknown_item: object = None
-
-    def summary(self) -> dict:
-        """Every count as a JSON-ready dict (``skip`` left out)."""
-        return {k: _py(v) for k, v in self.__dict__.items() if k != "skip"}
-
-
-def _distinct_rows(ids, rows_of) -> tuple[np.ndarray, np.ndarray, list]:
-    """(row of each id, whether known, the distinct ids in first-seen order): each
-    distinct id is looked up once."""
-    first: dict = {}
-    inverse = np.fromiter((first.setdefault(x, len(first)) for x in ids), dtype=np.int64,
-                          count=len(ids))
-    distinct = list(first)
-    rows = rows_of(distinct) if distinct else np.zeros(0, dtype=np.int64)
-    return rows[inverse], rows >= 0, distinct
-
-
-def exclusions(codes: Codes, users, items) -> Exclusions:
-    """Match seen pairs ``(users[k], items[k])`` (original ids, text or integers) against
-    ``codes``; nothing unmatched is dropped without being counted (:class:`Exclusions`)."""
-    users, items = list(users), list(items)
-    if len(users) != len(items):
-        raise ValueError(f"{len(users)} user ids for {len(items)} item ids")
-    urow, uknown, udistinct = _distinct_rows(users, lambda x: codes.user_rows(x, strict=False))
-    irow, iknown, idistinct = _distinct_rows(items, lambda x: codes.item_rows(x, strict=False))
-    has_u, has_i = urow >= 0, irow >= 0
-    skip: dict[int, set] = {}
-    for u, i in zip(urow[has_u & has_i].tolist(), irow[has_u & has_i].tolist()):
-        skip.setdefault(u, set()).add(i)
-    bad_u = [x for x, k in zip(udistinct, uknown) if not k]
-    bad_i = [x for x, k in zip(idistinct, iknown) if not k]
-    return Exclusions(skip, len(users), int((has_u & has_i).sum()), int((~has_u).sum()),
-                      int((has_u & ~has_i).sum()), len(bad_u), len(bad_i),
-                      bad_u[0] if bad_u else None, bad_i[0] if bad_i else None)
-
-
-def recommend(codes: Codes, users, k: int = 10, exclude=None) -> list[dict]:
-    """Top-``k`` items per user, nearest first, through :class:`~phdlib.serving.search.BinaryIndex`.
-
-    users: original user ids (an unknown one is a ``KeyError`` naming it).
-    exclude: items not to recommend: an :class:`Exclusions` (its counts say what
-    matched), or a dict user id -> item ids (matched as :func:`exclusions` does).
-    Returns one ``{"user", "items", "distances"}`` per user (original item ids;
-    ties in id order, as ``BinaryIndex``).
-    """
-    users = list(users)
-    rows = codes.user_rows(users)
-    if isinstance(exclude, dict):
-        pairs = [(u, i) for u, its in exclude.items() for i in its]
-        exclude = exclusions(codes, [u for u, _ in pairs], [i for _, i in pairs])
-    skip_of = exclude.skip if exclude is not None else {}
-    index = BinaryIndex(codes.bits, metric=codes.distance)
-    index.add(codes.item_codes)
-    n_items = len(codes.item_ids)
-    extra = max((len(skip_of.get(int(r), ())) for r in rows), default=0)
-    kk = min(n_items, k + extra)
-    dist, ids = index.search(codes.user_codes[rows], kk)
-    out = []
-    for a, u in enumerate(users):
-        skip = skip_of.get(int(rows[a]), set())
-        keep = [j for j in range(kk) if ids[a, j] >= 0 and ids[a, j] not in skip][:k]
-        out.append({"user": _py(u), "items": [_py(codes.item_ids[ids[a, j]]) for j in keep],
-                    "distances": [int(dist[a, j]) for j in keep]})
-    return out
-
-
-def _py(v):
-    return v.item() if isinstance(v, np.generic) else v
