@@ -122,6 +122,12 @@ def _ensure(args) -> int:
     if data.is_synthetic(name):
         print(f"{name}: generated on use (synthetic, planted codes): nothing to fetch")
         return 0
+    if name not in data.SOURCES:  # a kind registered by a reader: it says itself
+        kind = data.get(name)
+        if kind.available(args.data_dir):
+            print(f"{name}: available ({kind.describe()})")
+            return 0
+        return fail(f"dataset {name!r} ({kind.describe()}) is not available here")
     path = data.locate(name, args.data_dir)
     if path is not None:
         print(f"{name}: {path}")
