@@ -11,8 +11,8 @@ For every run this checks, with the current code, that
 
 - :func:`phdlib.results.load` verifies and reads it;
 - :func:`phdlib.experiments.training.run` with the same method, bits, seed and
-  overrides finds it: it returns the stored run (same key and folder) and
-  trains nothing (no new run folder);
+  overrides finds it: it returns the stored run (same key, folder and creation
+  time) and trains nothing (no new run folder);
 - its stored metrics equal, to every digit, a re-evaluation of its stored
   model by :func:`phdlib.evaluation.evaluate` on the same split.
 
@@ -100,6 +100,11 @@ def test_old_run_is_found_under_its_key(entry, split, store):
     assert run.path is not None and Path(run.path) == store / entry["path"], (
         f"{entry['method']}: training.run returned the run at {run.path}, expected the stored "
         f"one at {store / entry['path']}")
+    stored = results.load(store / entry["path"], arrays=False)
+    assert run.created == stored.created and run.wall_seconds == stored.wall_seconds, (
+        f"{entry['method']}: training.run returned a run created {run.created!r} in "
+        f"{run.wall_seconds} s, not the stored one (created {stored.created!r} in "
+        f"{stored.wall_seconds} s): it trained again instead of reusing it")
     after = _run_dirs(store)
     assert after == before, (
         f"{entry['method']}: training.run trained and stored {sorted(set(after) - set(before))} "
