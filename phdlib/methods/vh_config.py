@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..codes.packed import DISTANCE_NAMES
+from ..codes.distances import DISTANCE_NAMES
 from ..evaluation.metrics import METRICS
 from .base import TUNE_RATINGS
 

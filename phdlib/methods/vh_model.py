@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from .. import codes as C
-from ..codes.packed import DISTANCE_NAMES
+from ..codes.distances import DISTANCE_NAMES
 from .vh_config import TARGET_MAPS
 
 

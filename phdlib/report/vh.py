@@ -192,6 +192,12 @@ def comparison_view(table: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     return out
 
 
+def _finding(agrees: bool, claim: str, head: str, text: str) -> str:
+    """One finding sentence: ``"AGREES (claim): head: text"`` or ``"DISAGREES (...)..."``
+    (the form :func:`phdlib.report.page.verdict` renders)."""
+    return f"{'AGREES' if agrees else 'DISAGREES'} ({claim}): {head}: {text}"
+
+
 def paper_findings(table: pd.DataFrame, tol: float, what: str = "") -> list[str]:
     """One verdict per row of a :func:`phdlib.report.comparison` table: every metric
     within ``tol`` of the paper's (AGREES) or not (DISAGREES, with the largest gap)."""
@@ -205,12 +211,12 @@ def paper_findings(table: pd.DataFrame, tol: float, what: str = "") -> list[str]
             continue
         worst = d.abs().idxmax()
         head = f"{label(method)}, {bits} bits{', ' + what if what else ''}"
-        if good:
-            out.append(f"AGREES (Table 1): {head}: all three metrics within {tol} of the paper's "
-                       f"(largest gap {num(d[worst], sign=True)} in {METRIC_LABELS_[worst]}).")
-        else:
-            out.append(f"DISAGREES (Table 1): {head}: {METRIC_LABELS_[worst]} differs from the "
-                       f"paper's by {num(d[worst], sign=True)}, outside the band of ±{tol}.")
+        gap = num(d[worst], sign=True)
+        text = (f"all three metrics within {tol} of the paper's (largest gap {gap} in "
+                f"{METRIC_LABELS_[worst]})." if good else
+                f"{METRIC_LABELS_[worst]} differs from the paper's by {gap}, outside the band "
+                f"of ±{tol}.")
+        out.append(_finding(good, "Table 1", head, text))
     return out
 
 
@@ -241,18 +247,18 @@ def paired_findings(tests: dict) -> list[str]:
         better = [METRIC_LABELS_[m] for m, b in zip(t["metric"], t["better"]) if b]
         worse = [METRIC_LABELS_[m] for m, d, p in zip(t["metric"], t["mean_diff"], t["p_adj"])
                  if d < 0 and p < 0.05]
-        head = f"{bits} bits, {what}"
         diffs = ", ".join(f"{METRIC_LABELS_[m]} {num(d, sign=True)}"
                           for m, d in zip(t["metric"], t["mean_diff"]))
-        if len(better) == len(t):
-            out.append(f"AGREES (VH_PHD beats VH): {head}: VH_PHD is better on all three metrics "
-                       f"({diffs}; largest adjusted {p_text(t['p_adj'].max())}).")
+        good = len(better) == len(t)
+        if good:
+            text = (f"VH_PHD is better on all three metrics ({diffs}; largest adjusted "
+                    f"{p_text(t['p_adj'].max())}).")
         elif worse:
-            out.append(f"DISAGREES (VH_PHD beats VH): {head}: VH_PHD is significantly worse on "
-                       f"{', '.join(worse)} ({diffs}).")
+            text = f"VH_PHD is significantly worse on {', '.join(worse)} ({diffs})."
         else:
-            out.append(f"DISAGREES (VH_PHD beats VH): {head}: VH_PHD is significantly better on "
-                       f"{', '.join(better) or 'no metric'} only ({diffs}).")
+            text = (f"VH_PHD is significantly better on {', '.join(better) or 'no metric'} "
+                    f"only ({diffs}).")
+        out.append(_finding(good, "VH_PHD beats VH", f"{bits} bits, {what}", text))
     return out
 
 

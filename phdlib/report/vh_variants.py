@@ -53,21 +53,31 @@ def variants_table(runs: dict, chance: float) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("variant")
 
 
+def _plateau_left(value) -> str | None:
+    """A variant's ``"leaves plateau at"`` iteration as text (``"12,750"``), or None
+    where it never left the plateau (None or NaN in :func:`variants_table`)."""
+    return None if value is None or pd.isna(value) else f"{int(value):,}"
+
+
+def _vh_variants(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`variants_table` that are variants of VH (not VH_PHD's)."""
+    return table[table["method"] == "vh"]
+
+
 def variants_findings(table: pd.DataFrame) -> list[str]:
     """Plain sentences, computed from :func:`variants_table`, on what each variant did."""
 
     out = []
     for name, row in table.iterrows():
-        leave = row["leaves plateau at"]
-        leave_s = ("never rose 0.01 above chance" if leave is None or pd.isna(leave)
-                   else f"first 0.01 above chance at iteration {int(leave):,}")
+        at = _plateau_left(row["leaves plateau at"])
+        leave_s = ("never rose 0.01 above chance" if at is None
+                   else f"first 0.01 above chance at iteration {at}")
         out.append(f"{name}: {leave_s}; best validation NDCG@10 {num(row['valid ndcg@10'])} "
                    f"(MRR {num(row['valid mrr'])}) at iteration {int(row['best iteration']):,} "
                    f"of {int(row['iterations']):,}.")
-    vh_rows = table[table["method"] == "vh"]
-    if len(vh_rows):
-        best = vh_rows["valid ndcg@10"].idxmax()
-        out.append(f"Best VH variant on validation NDCG@10: {best}.")
+    vh = _vh_variants(table)
+    if len(vh):
+        out.append(f"Best VH variant on validation NDCG@10: {vh['valid ndcg@10'].idxmax()}.")
     return out
 
 
@@ -76,8 +86,7 @@ def variants_view(table: pd.DataFrame) -> pd.DataFrame:
     a variant never left the plateau, the code statistics as shares."""
     out = pd.DataFrame(index=table.index)
     out["iterations"] = table["iterations"].astype(int)
-    out["leaves plateau at"] = [("never" if v is None or pd.isna(v) else f"{int(v):,}")
-                                for v in table["leaves plateau at"]]
+    out["leaves plateau at"] = [_plateau_left(v) or "never" for v in table["leaves plateau at"]]
     out["best iteration"] = table["best iteration"].astype(int)
     for k, lab in (("valid ndcg@5", "NDCG@5"), ("valid ndcg@10", "NDCG@10"), ("valid mrr", "MRR")):
         out[f"validation {lab}"] = table[k].astype(float)
@@ -101,9 +110,8 @@ def variants_reading(vt: pd.DataFrame) -> list[str]:
     whether the codes collapsed, and how much VH_PHD's alternatives move."""
 
     def leaves(name):
-        v = vt.loc[name, "leaves plateau at"]
-        return ("never leaves the plateau" if v is None or pd.isna(v)
-                else f"leaves the plateau at iteration {int(v):,}")
+        at = _plateau_left(vt.loc[name, "leaves plateau at"])
+        return "never leaves the plateau" if at is None else f"leaves the plateau at iteration {at}"
 
     def best(name):
         return num(vt.loc[name, "valid ndcg@10"])
@@ -118,7 +126,7 @@ def variants_reading(vt: pd.DataFrame) -> list[str]:
         out.append(f"Noise: without noise injection VH {leaves('lr 0.005, no noise')} and reaches "
                    f"{best('lr 0.005, no noise')}; with it, VH {leaves('lr 0.005')} and reaches "
                    f"{best('lr 0.005')}.")
-    vh_rows = vt[vt["method"] == "vh"]
+    vh_rows = _vh_variants(vt)
     if len(vh_rows):
         shared = vh_rows["bits shared by 99% of users"].max()
         out.append(f"Collapse: at the end of training, {span('set bits (users)')} of the users' "

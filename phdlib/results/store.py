@@ -29,27 +29,18 @@ returns None so the run is recomputed, and :func:`save` sets a corrupt copy
 aside (``.<key>.corrupt-<random>``) before publishing the new one. Folders
 whose names start with ``.`` (temporary folders of an interrupted save, set
 aside copies) are never runs. A save holds an exclusive ``flock`` on its
-temporary folder until the run is published (:func:`phdlib.io.holding`); the
-kernel drops it when the process dies, even by SIGKILL. So the next save into
-the same ``<dataset>/<method>`` folder (:func:`clean`) removes the temporary
-folders of killed saves, once no one holds their lock and they are older than
-:data:`phdlib.io.GRACE_SECONDS`, and never a live save's; where the lock
-cannot be tested (a file system without ``flock``), and for set-aside copies,
-only once they are older than :data:`STALE_SECONDS`. Only those two name
-patterns are touched, never other files.
+temporary folder until the run is published (:func:`phdlib.io.holding`), and
+first calls :func:`~phdlib.results.leftovers.clean` on its ``<dataset>/<method>``
+folder, which removes the temporary folders of killed saves and old set-aside
+copies, never a live save's, nor any other name (:mod:`phdlib.results.leftovers`).
 
 The store never writes a run through a symbolic link that leads out of its
-root, nor finds one through it: the root is resolved once (the root itself
-may be a link), and a link at ``<dataset>``, ``<method>`` or ``<key>`` that
-resolves outside it is refused by :func:`save` (:class:`LinkOutsideStore`, an
-``OSError`` naming the run, the link and its target, checked just before the
-folders are made: :func:`phdlib.experiments.training.store_run` warns and keeps the
-result, as for any store it cannot write, and where it reaches ``phd`` it is
-one error line); :func:`find` reports it and returns None, :func:`index` and
-:func:`count` leave such runs out, and so does :func:`stored` when it is
-given the root. Links that stay inside the root are followed. :func:`load`
-and :func:`verify` read the folder they are given, as given (the caller
-chose it).
+root, nor finds one through it (:mod:`phdlib.results.links`): :func:`save`
+raises :class:`~phdlib.results.links.LinkOutsideStore`; :func:`find` reports it
+and returns None, :func:`index` and :func:`count` leave such runs out, and so
+does :func:`stored` when it is given the root. Links that stay inside the root
+are followed. :func:`load` and :func:`verify` read the folder they are given,
+as given (the caller chose it).
 
 The store's root is ``results_dir()``: the ``PHD_RESULTS_DIR`` environment
 variable, else ``<project root>/results`` when running from a checkout, else
@@ -60,9 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
-import stat
 import tempfile
 import time
 import warnings
@@ -76,16 +65,17 @@ from .. import __version__
 from .. import io as _io
 from ..io import canonical, digest, file_sha256
 from ..io import json_default as _json_default
+from .leftovers import clean
+from .links import LinkOutsideStore, outside_error, reached_from_outside
+
+#: The store's own names, and the two a save uses from beside it: :class:`LinkOutsideStore`
+#: (what it raises) and :func:`clean` (what it calls first).
+__all__ = ["FILES", "CorruptRun", "LinkOutsideStore", "Run", "check_name", "clean", "count",
+           "find", "index", "load", "results_dir", "run_key", "run_path", "save", "stored",
+           "verify"]
 
 #: The files of a run besides ``meta.json``, each optional but ``per_user.parquet``.
 FILES = ("per_user.parquet", "arrays.npz", "log.parquet", "grid.parquet")
-#: Set-aside folders, and temporary folders whose lock cannot be tested, older than
-#: this (seconds) are removed by :func:`clean`.
-STALE_SECONDS = 3600
-#: Names of a save's temporary folder and of a set-aside corrupt copy (``tempfile``'s
-#: random part); :func:`clean` touches no other name.
-TEMPORARY = re.compile(rf"\.[0-9a-f]{{16}}\.{_io.RANDOM}\.tmp")
-SET_ASIDE = re.compile(rf"\.[0-9a-f]{{16}}\.corrupt-{_io.RANDOM}")
 
 
 class CorruptRun(ValueError):
@@ -94,24 +84,6 @@ class CorruptRun(ValueError):
     def __init__(self, path: Path, problem: str):
         super().__init__(f"stored run {path} cannot be used: {problem}")
         self.path, self.problem = Path(path), problem
-
-
-class LinkOutsideStore(OSError):
-    """A folder of the store that is a symbolic link leading out of the store's root.
-
-    Attributes ``path`` (the run), ``link``, ``target`` (where it points) and
-    ``root`` (the store's resolved root)."""
-
-    path = link = target = root = None
-
-
-def _outside_error(path, link, target, root, doing: str = "write") -> LinkOutsideStore:
-    exc = LinkOutsideStore(
-        f"cannot {doing} the run {path}: {link} is a symbolic link to {target}, outside the "
-        f"results store {root}; expected a folder inside the store (replace the link by a "
-        f"folder, or make the store's root itself the link)")
-    exc.path, exc.link, exc.target, exc.root = Path(path), Path(link), Path(target), Path(root)
-    return exc
 
 
 def check_name(value, what: str) -> str:
@@ -235,38 +207,6 @@ def verify(path: Path | str) -> str | None:
     return None
 
 
-def clean(folder: Path, older_than: float = STALE_SECONDS,
-          grace: float | None = None) -> list[Path]:
-    """Remove the leftovers of killed saves and the old set-aside copies in ``folder``.
-
-    - ``.<key>.<random>.tmp``: a save's temporary folder, removed when no one
-      holds its lock (its writer is gone) and it is older than ``grace``
-      seconds (default :data:`phdlib.io.GRACE_SECONDS`); a live save's is never
-      removed. Where the lock cannot be tested: when older than ``older_than``.
-    - ``.<key>.corrupt-<random>``: a corrupt copy set aside by :func:`save`,
-      removed when older than ``older_than`` seconds.
-
-    Nothing else (another name, a link, a file) is touched. Returns the removed paths.
-    """
-    removed = _io.clean_temporaries(folder, TEMPORARY, directory=True, grace=grace,
-                                    stale=older_than)
-    now = time.time()
-    try:
-        names = [n for n in os.listdir(folder) if SET_ASIDE.fullmatch(n)]
-    except OSError:
-        return removed
-    for n in names:
-        p = Path(folder) / n
-        try:
-            st = os.lstat(p)
-            if stat.S_ISDIR(st.st_mode) and now - st.st_mtime > older_than:
-                shutil.rmtree(p, ignore_errors=True)
-                removed.append(p)
-        except OSError:
-            continue
-    return removed
-
-
 def _write_files(run: Run, tmp: Path) -> dict:
     run.per_user.to_parquet(tmp / "per_user.parquet", index=False)
     if run.arrays:
@@ -317,7 +257,7 @@ def save(run: Run, root: Path | None = None) -> Path:
     dst = run_path(run.method, run.dataset, run.key, root)
     out = _io.link_out(dst, root)
     if out is not None:
-        raise _outside_error(dst, *out, os.path.realpath(root))
+        raise outside_error(dst, *out, os.path.realpath(root))
     dst.parent.mkdir(parents=True, exist_ok=True)
     clean(dst.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{run.key}.", suffix=".tmp", dir=dst.parent))
@@ -373,12 +313,8 @@ def stored(path: Path | str, root: Path | None = None) -> bool:
     root: the store ``path`` is in; then a run reached through a symbolic link
     out of it is not stored (reported)."""
     path = Path(path)
-    if root is not None:
-        out = _io.link_out(path, Path(root))
-        if out is not None:
-            exc = _outside_error(path, *out, os.path.realpath(root), "read")
-            warnings.warn(f"phdlib.results: {exc}", RuntimeWarning, stacklevel=2)
-            return False
+    if root is not None and reached_from_outside(path, root):
+        return False
     if not path.is_dir():
         return False
     problem = verify(path)
@@ -395,10 +331,7 @@ def find(method: str, dataset: str, bits: int, seed: int, config: dict, fingerpr
     or is reached through a symbolic link out of the store, which is then reported)."""
     root = Path(root) if root is not None else results_dir()
     p = run_path(method, dataset, run_key(method, dataset, bits, seed, config, fingerprint), root)
-    out = _io.link_out(p, root)
-    if out is not None:
-        exc = _outside_error(p, *out, os.path.realpath(root), "read")
-        warnings.warn(f"phdlib.results: {exc}; it will be recomputed", RuntimeWarning, stacklevel=2)
+    if reached_from_outside(p, root, "; it will be recomputed"):
         return None
     if not p.is_dir():
         return None
@@ -442,10 +375,7 @@ def index(root: Path | None = None) -> pd.DataFrame:
     for meta_file in sorted(root.glob("*/*/*/meta.json")):
         if any(part.startswith(".") for part in meta_file.relative_to(root).parts[:3]):
             continue
-        out = _io.link_out(meta_file.parent, root, base, memo)
-        if out is not None:
-            exc = _outside_error(meta_file.parent, *out, base, "read")
-            warnings.warn(f"phdlib.results: {exc}; it is not listed", RuntimeWarning, stacklevel=2)
+        if reached_from_outside(meta_file.parent, root, "; it is not listed", base, memo):
             continue
         if not stored(meta_file.parent):
             continue

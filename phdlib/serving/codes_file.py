@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__, data, results
-from ..codes.packed import DISTANCE_NAMES, MAX_BITS, n_words
+from ..codes.distances import DISTANCE_NAMES
+from ..codes.packed import MAX_BITS, n_words
 from ..io import atomic_write, json_default
 
 FORMAT = "phd-codes"

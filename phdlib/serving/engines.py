@@ -21,7 +21,8 @@ import warnings
 
 import numpy as np
 
-from ..codes.packed import _check_width, distance
+from ..codes.distances import distance
+from ..codes.packed import _check_width
 from .search import _as_words
 
 MISSING_DISTANCE = np.iinfo(np.int32).max

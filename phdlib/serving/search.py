@@ -33,6 +33,7 @@ import os
 import numba
 import numpy as np
 
+from ..codes import distances as D
 from ..codes import packed as C
 from ..kernels import search as K
 
@@ -40,7 +41,7 @@ __all__ = ["BinaryIndex", "METRICS", "n_chunks", "reference_search"]
 
 #: Metric name -> the search-kernel op of its scan: each :class:`phdlib.codes.Distance`'s
 #: ``search_op`` (from :data:`phdlib.codes.DISTANCES`, in its order).
-METRICS = {name: d.search_op for name, d in C.DISTANCES.items()}
+METRICS = {name: d.search_op for name, d in D.DISTANCES.items()}
 #: above this many int64 bucket slots per top-k state ((m + 1) * k; 8 MiB),
 #: use the two-pass top-k; the tiled kernel (16 states a block) is used while
 #: a block's states stay within 4x this.
@@ -105,7 +106,7 @@ class BinaryIndex:
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
         self.metric = metric
-        self.distance = C.distance(metric)
+        self.distance = D.distance(metric)
         self.op = self.distance.search_op
         self.w = C.n_words(self.m)
         self.stored = np.empty((0, self.w), dtype=np.uint64)
@@ -212,7 +213,7 @@ def reference_search(queries: np.ndarray, stored: np.ndarray, k: int, metric: st
     out_d = np.full((nq, k), np.iinfo(np.int32).max, dtype=np.int32)
     out_i = np.full((nq, k), -1, dtype=np.int64)
     for a in range(nq):
-        x = queries[a][None, :] & stored if C.distance(metric).items_negated \
+        x = queries[a][None, :] & stored if D.distance(metric).items_negated \
             else queries[a][None, :] ^ stored
         d = np.bitwise_count(x).sum(axis=1).astype(np.int32)
         order = np.argsort(d, kind="stable")[:k]
