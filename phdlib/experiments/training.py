@@ -9,8 +9,9 @@
   NDCG@10 is chosen (the first in grid order on a tie); the tuned run is
   the chosen point's model, metrics and training log, with the grid as a
   table beside it. Grids are tuned at one point, seed :data:`TUNE_SEED` (and
-  ``config["tune_bits"]`` where a method sets it: :mod:`phdlib.methods.tuning`,
-  the one place that says so); other seeds and widths reuse that choice (:func:`transfer`) (:attr:`phdlib.results.Run.grid`: one row per point, its
+  the width ``tune_bits`` where a config sets it: :mod:`phdlib.methods.tuning`,
+  the one place that says so); other seeds and widths reuse that choice
+  (:func:`transfer`) (:attr:`phdlib.results.Run.grid`: one row per point, its
   values, validation metrics, and test metrics for reading only). On a
   dataset with more than ``config["tune_ratings"]`` ratings the grid is
   chosen on a user sample of that size (:func:`tune_split`) and the chosen
