@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib.colors
@@ -92,11 +93,20 @@ class _Toy(Method):
         return {"ties": "expected", "impl": 1}
 
 
+@contextmanager
+def registered(method: Method):
+    """``method`` registered (:func:`phdlib.methods.register`) for the ``with`` block."""
+    m = methods.register(method)
+    try:
+        yield m
+    finally:
+        methods.unregister(m.name)
+
+
 @pytest.fixture
 def toy():
-    m = methods.register(_Toy())
-    yield m
-    methods.unregister(m.name)
+    with registered(_Toy()) as m:
+        yield m
 
 
 def test_a_method_missing_quick_is_named(toy):
