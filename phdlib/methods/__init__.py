@@ -26,7 +26,7 @@ shared by learned methods; ``stopping`` re-exports its early stopping),
 ``vh_config`` (VH's configuration), ``vh_model`` (the PyTorch model),
 ``vh_step`` (its training step) and ``vh`` (its training and the methods VH,
 VH_PHD, VH with a user bias), ``mf`` (MF by SGD and ALS), ``mf_methods``
-(MF, MF-ALS, MFmean, MFmedian), ``blocks`` (the discrete block model of DCF
+(MF, MF-ALS, MFmean, MFmedian), ``discrete`` (the discrete block model of DCF
 and CCCF), ``dcf``, ``cccf``, ``sanity``.
 """
 from __future__ import annotations

@@ -70,7 +70,10 @@ class Key:
     """One config key's type: ``kind`` (``"real"``, ``"int"``, ``"bool"``, ``"str"`` or
     ``"list"``), ``none`` (None allowed), ``choices`` (the allowed values; empty:
     any), ``low``/``high`` (closed range of a number, or of each item of a list),
-    ``item`` (the kind of a list's items), ``doc`` (one line, with units)."""
+    ``item`` (the kind of a list's items), ``doc`` (one line, with units),
+    ``says``: the error's wording where a lower layer already words the same
+    rule (the error then reads ``"<says>, got <value>"``; empty: ``"config
+    '<key>' must be <expected>"``)."""
 
     kind: str
     none: bool = False
@@ -79,6 +82,7 @@ class Key:
     high: float | None = None
     item: str | None = None
     doc: str = ""
+    says: str = ""
 
     def __post_init__(self):
         if self.kind not in _KIND_NAMES or (self.item is not None and self.item not in _KIND_NAMES):
@@ -164,7 +168,7 @@ def integers(low=None, high=None, none=False, doc="") -> Key:
 def texts(*values, doc="") -> Key:
     """A list of strings (each one of ``values`` when given)."""
     return Key("list", False, (), None, None, "str", doc) if not values else \
-        _Texts("list", False, (), None, None, "str", doc, tuple(values))
+        _Texts("list", False, (), None, None, "str", doc, allowed=tuple(values))
 
 
 @dataclass(frozen=True)
@@ -185,8 +189,10 @@ class _Texts(Key):
 TUNE = flag("tune over the method's grid (True) or train the single point (False)")
 #: ``tune_bits``: the width the grid is tuned at, reused at the others (None: every width).
 TUNE_BITS = integer(1, None, none=True, doc="code width the grid is tuned at, bits")
-#: ``tune_ratings``: a dataset with more ratings is tuned on a user sample of about this many.
-TUNE_RATINGS = integer(1, None, none=True, doc="ratings above which the grid runs on a sample")
+#: ``tune_ratings``: a dataset with more ratings is tuned on a user sample of about this many
+#: (the rule, and its wording, of :func:`phdlib.data.needs_sample`).
+TUNE_RATINGS = Key("int", True, (), 1, None, None, "ratings above which the grid runs on a sample",
+                   "tune_ratings must be a positive integer (ratings) or None")
 #: ``ties``: the tie rule of the evaluation (:data:`phdlib.evaluation.ties.TIE_RULES`).
 TIES = text(doc="tie rule of the evaluation (phdlib.evaluation.ties)")
 #: ``discount``: the NDCG discount of validation inside training.
@@ -247,8 +253,8 @@ class ConfigSpec:
                            + (f" by method {method!r}" if method else ""))
         if not spec.accepts(value):
             who = f"method {method!r}: " if method else ""
-            raise ConfigTypeError(f"{who}config {key!r} must be {spec.expected()}, got {value!r} "
-                                  f"({type(value).__name__})")
+            says = spec.says or f"config {key!r} must be {spec.expected()}"
+            raise ConfigTypeError(f"{who}{says}, got {value!r} ({type(value).__name__})")
 
     def check_config(self, config: Mapping[str, Any], method: str = "") -> None:
         """Check every value of ``config``; a key of the spec that ``config`` lacks, or a key
