@@ -106,7 +106,10 @@ def test_plan_covers_every_part():
 
 
 def test_quick_profile_reports_unknown_keys(fake, monkeypatch):
-    monkeypatch.setitem(E.QUICK, "fake", {"max_iterations": 7, "no_such_key": 1})
+    # the quick profile is the method's own declaration; QUICK is a view of it
+    monkeypatch.setattr(methods.get("fake"), "quick", {"max_iterations": 7, "no_such_key": 1},
+                        raising=False)
+    assert E.QUICK["fake"] == {"max_iterations": 7, "no_such_key": 1}
     ov, missing = E.profile_overrides("quick", "fake")
     assert ov == {"max_iterations": 7} and missing == ["no_such_key"]
     assert E.profile_overrides("full", "fake") == ({}, [])
@@ -114,6 +117,16 @@ def test_quick_profile_reports_unknown_keys(fake, monkeypatch):
     assert "NOT the paper's settings" in note and "no_such_key" in note
     cells = E.Grid(["d"], [E.Block(["fake"], [8])], profile="quick").cells()
     assert cells[0].overrides == {"max_iterations": 7}
+
+
+def test_quick_profile_of_an_undeclared_method_is_an_error(fake):
+    """A method that declares no quick profile must not train at full strength in CI."""
+    assert methods.get("fake").quick is methods.UNSET
+    assert E.profile_overrides("full", "fake") == ({}, [])
+    with pytest.raises(ValueError, match="method 'fake' declares no quick profile"):
+        E.profile_overrides("quick", "fake")
+    with pytest.raises(ValueError, match="'fake' declares no quick profile"):
+        E.Grid(["d"], [E.Block(["fake"], [8])], profile="quick").cells()
 
 
 def test_run_grid_runs_only_missing_cells_and_records_provenance(fake):

@@ -15,6 +15,7 @@ from phdlib import evaluation as E  # noqa: E402
 from phdlib import results
 from phdlib.experiments import training  # noqa: E402
 from phdlib.methods import vh, vh_model  # noqa: E402
+from phdlib.methods.loop import LoopResult  # noqa: E402
 from phdlib.methods.stopping import EarlyStopping  # noqa: E402
 
 
@@ -182,6 +183,11 @@ def test_model_learns_on_low_rank_data(distance):
     best = res.log["valid_ndcg@10"].max()
     assert best > chance + 0.2, (chance, best)
     assert res.log["train_loss"].iloc[-1] < res.log["train_loss"].iloc[0]
+    # fit's result is the loop's result plus VH's own fields (not a copy of its fields)
+    assert isinstance(res, LoopResult) and res.best == best
+    assert res.log["iteration"].iloc[-1] == res.iterations and res.best_iteration in set(res.log["iteration"])
+    assert res.ms_per_iteration == pytest.approx(1000 * res.train_seconds / res.iterations)
+    assert res.model is not None and res.train_step in ("fused", "autograd")
 
 
 @pytest.mark.parametrize("method", [vh.VH, vh.VH_PHD, vh.VH_BIAS])

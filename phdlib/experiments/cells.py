@@ -103,8 +103,8 @@ def grid_cells(cells: Iterable[Cell], data_dir=None) -> list[Cell]:
 
     A cell whose method tunes over a grid of independent points
     (:attr:`phdlib.methods.Method.parallel_grid`) expands into one cell per
-    point (at the width and seed grids are tuned at: ``tune_bits`` when set,
-    :data:`phdlib.experiments.training.TUNE_SEED`); the tuned cell then only assembles
+    point (at the width and seed grids are tuned at:
+    :meth:`phdlib.methods.Method.tune_point`); the tuned cell then only assembles
     the stored points. Methods whose points
     share work (MF's epoch counts) stay whole: their tuned run at that width
     and seed becomes one cell, so that the other seeds' cells only reuse it.
@@ -116,7 +116,7 @@ def grid_cells(cells: Iterable[Cell], data_dir=None) -> list[Cell]:
     for c in cells:
         method = methods.get(c.method)
         cfg = methods.resolve_config(c.method, c.dataset, c.bits, c.overrides)
-        bits = int(cfg.get("tune_bits") or c.bits)
+        bits, seed = method.tune_point(cfg, c.bits)
         anchor = methods.resolve_config(c.method, c.dataset, bits, c.overrides)
         points = method.grid(anchor, bits)
         if not points:
@@ -124,12 +124,12 @@ def grid_cells(cells: Iterable[Cell], data_dir=None) -> list[Cell]:
         whole = not method.parallel_grid or data.needs_sample(
             c.load_split(data_dir), anchor.get("tune_ratings"))
         if whole:  # the tuned run itself, once, before its transfers
-            if (bits, c.seed) != (c.bits, training.TUNE_SEED):
-                out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, c.options, c.split_seed)] = None
+            if (bits, c.seed) != (c.bits, seed):
+                out[Cell(c.dataset, c.method, bits, seed, c.options, c.split_seed)] = None
             continue
         for pt in points:
             ov = {**c.overrides, **pt}
-            out[Cell(c.dataset, c.method, bits, training.TUNE_SEED, freeze(ov), c.split_seed)] = None
+            out[Cell(c.dataset, c.method, bits, seed, freeze(ov), c.split_seed)] = None
     return list(out)
 
 

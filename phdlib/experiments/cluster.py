@@ -50,9 +50,10 @@ def dependency_cells(cell, data_dir=None) -> list:
     """The cells whose stored runs ``cell`` may reuse (points and the tuned anchor)."""
     out = list(grid_cells([cell], data_dir))
     cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
-    if methods.get(cell.method).grid(cfg, int(cfg.get("tune_bits") or cell.bits)):
-        anchor = Cell(cell.dataset, cell.method, int(cfg.get("tune_bits") or cell.bits),
-                      training.TUNE_SEED, cell.options, cell.split_seed)
+    method = methods.get(cell.method)
+    if method.tunes(cfg, cell.bits):
+        bits, seed = method.tune_point(cfg, cell.bits)
+        anchor = Cell(cell.dataset, cell.method, bits, seed, cell.options, cell.split_seed)
         if anchor != cell:
             out.append(anchor)
     return list(dict.fromkeys(out))

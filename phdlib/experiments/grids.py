@@ -9,7 +9,8 @@ paper's tables and figures for a *profile*:
 - ``"full"``: the paper's settings, i.e. each method's defaults (which carry
   the paper's hyper-parameters and the baselines' validation grids);
 - ``"quick"``: reduced settings for checks and CI (fixed hyper-parameters, no
-  tuning grids, short training; see :data:`QUICK`). Numbers from it are not
+  tuning grids, short training: each method's :attr:`phdlib.methods.Method.quick`,
+  viewed here as :data:`QUICK`). Numbers from it are not
   the paper's settings and every chapter says so.
 
 :func:`run_grid` runs only the cells that the store does not hold yet (so an
@@ -41,7 +42,7 @@ worker`` commands).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import pandas as pd
 
@@ -64,19 +65,11 @@ SAMPLINGS = [
     ("deterministic", "stochastic"),
 ]
 
-#: Config overrides of the quick profile, per method. Keys a method does not
-#: have are reported by :func:`profile_overrides` (never dropped silently).
-QUICK: dict[str, dict] = {
-    "vh": {"tune": False, "max_iterations": 4500, "min_iterations": 4500, "eval_every": 750},
-    "vh-phd": {"tune": False, "max_iterations": 4500, "min_iterations": 4500, "eval_every": 750},
-    "vh-bias": {"tune": False, "max_iterations": 4500, "min_iterations": 4500, "eval_every": 750},
-    "dcf": {"tune": False, "max_iterations": 10},
-    "cccf": {"tune": False},
-    "mf": {"tune": False},
-    "mf-mean": {"tune": False},
-    "mf-median": {"tune": False},
-    "mf-als": {"tune": False},
-}
+#: Config overrides of the quick profile, per method: a read-only view of each
+#: method's own declaration (:attr:`phdlib.methods.Method.quick`). Keys a method
+#: does not have are reported by :func:`profile_overrides` (never dropped silently).
+QUICK: Mapping[str, dict] = methods.Declarations(
+    methods.quick_overrides, "name -> overrides of the quick profile (Method.quick)")
 
 
 # --------------------------------------------------------------------------- grids
@@ -122,15 +115,17 @@ def profile_overrides(profile: str, method: str, dataset: str = "ml-1m",
     """(overrides, keys the method does not know) of ``profile`` for ``method``.
 
     ``"full"`` has no overrides (the defaults are the paper's settings);
-    ``"quick"`` takes :data:`QUICK` restricted to the method's config keys.
-    The second element lists the keys of :data:`QUICK` that the method lacks,
-    so a caller can show them. A method without quick overrides gets ``{}``.
+    ``"quick"`` takes the method's :attr:`phdlib.methods.Method.quick`
+    restricted to its config keys. The second element lists the keys of its
+    quick overrides that the method lacks, so a caller can show them. A
+    method that declares ``quick = {}`` gets ``{}``; one that declares nothing
+    is a ``ValueError`` naming it (:func:`phdlib.methods.quick_overrides`).
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
     if profile == "full":
         return {}, []
-    wanted = QUICK.get(method, {})
+    wanted = methods.quick_overrides(method)
     if not wanted:
         return {}, []
     keys = set(methods.get(method).defaults(dataset, bits))

@@ -8,9 +8,10 @@
   grid resumes where it stopped); the point with the best validation
   NDCG@10 is chosen (the first in grid order on a tie); the tuned run is
   the chosen point's model, metrics and training log, with the grid as a
-  table beside it. Grids are tuned at seed :data:`TUNE_SEED` (and at
-  ``config["tune_bits"]`` where a method sets it); other seeds and widths
-  reuse that choice (:func:`transfer`) (:attr:`phdlib.results.Run.grid`: one row per point, its
+  table beside it. Grids are tuned at one point, seed :data:`TUNE_SEED` (and
+  the width ``tune_bits`` where a config sets it: :mod:`phdlib.methods.tuning`,
+  the one place that says so); other seeds and widths reuse that choice
+  (:func:`transfer`) (:attr:`phdlib.results.Run.grid`: one row per point, its
   values, validation metrics, and test metrics for reading only). On a
   dataset with more than ``config["tune_ratings"]`` ratings the grid is
   chosen on a user sample of that size (:func:`tune_split`) and the chosen
@@ -31,6 +32,7 @@ import pandas as pd
 
 from .. import codes as _codes
 from .. import methods, results
+from ..methods import tuning
 from ..evaluation.fitted import evaluate, evaluate_many, summarize
 from ..evaluation.metrics import METRICS
 from ..data import sample_users
@@ -41,8 +43,9 @@ __all__ = ["run", "tune", "transfer", "tune_split", "evaluate_fitted", "fitted",
 
 #: The metric a tuning grid chooses on (validation split).
 CHOOSE_ON = "valid_ndcg@10"
-#: The model seed every grid is tuned at; runs of other seeds reuse its choice.
-TUNE_SEED = 0
+#: The model seed every grid is tuned at; runs of other seeds reuse its choice
+#: (:data:`phdlib.methods.tuning.TUNE_SEED`: the tuning policy lives there).
+TUNE_SEED = tuning.TUNE_SEED
 
 
 def fitted(run: results.Run) -> methods.Fitted:
@@ -225,7 +228,7 @@ def transfer(name: str, split, bits: int, seed: int, config: dict, tune_bits: in
     resolved again at ``tune_bits``.
     """
     on = split if on is None else on
-    anchor = (int(bits), int(seed)) == (int(tune_bits), TUNE_SEED)
+    anchor = (int(bits), int(seed)) == (int(tune_bits), TUNE_SEED)  # the tuning point itself
     # other widths and seeds reuse the anchor's run on ``split`` (one stored run holds
     # the choice, wherever the grid ran); only the anchor itself tunes on ``on``
     tuned = run(name, on if anchor else split, tune_bits, TUNE_SEED, overrides=overrides,
@@ -306,7 +309,7 @@ def run(name: str, split, bits: int, seed: int = 0, overrides: dict | None = Non
         if found is not None:
             return found
     on = tune_split(split, cfg) if points else split
-    if points and (tune_bits != int(bits) or int(seed) != TUNE_SEED or on is not split):
+    if points and (not tuning.is_anchor(cfg, bits, seed) or on is not split):
         r = transfer(name, split, bits, seed, cfg, tune_bits, overrides, reuse, store, progress,
                      root, on)
     elif points:
@@ -330,8 +333,9 @@ def config_of(name: str, split, bits: int, overrides: dict | None = None):
     value is a ``ValueError`` naming it.
     """
     cfg = methods.resolve_config(name, split.dataset.name, bits, overrides)
-    tune_bits = int(cfg.get("tune_bits") or bits)
-    points = methods.get(name).grid(cfg, tune_bits)
+    method = methods.get(name)
+    tune_bits, _ = method.tune_point(cfg, bits)
+    points = method.grid(cfg, tune_bits)
     if "tune_ratings" in cfg:
         cap = cfg["tune_ratings"]
         sampled = needs_sample(split, cap)  # validates cap (None: never)

@@ -9,29 +9,42 @@ the store are shared code in :mod:`phdlib.experiments.training` and
 
 Adding a method: write one module with a :class:`Method` subclass and an
 instance of it, and add one line to :data:`REGISTRY` (written in
-:mod:`phdlib.names`). The lists of Hamming methods, PHD methods and labels
-are derived from the methods (:func:`names`, :func:`label`), never written
-out elsewhere.
+:mod:`phdlib.names`). Everything else about it is declared on the method
+itself: its label, description, what it ranks by, its quick profile
+(:attr:`Method.quick`), its figure colour (:attr:`Method.color`) and its
+config's sections and types (:attr:`Method.config_spec`,
+:mod:`phdlib.methods.spec`); where its grid is tuned is
+:mod:`phdlib.methods.tuning`'s rule. The lists of Hamming methods, PHD
+methods, labels, colours and quick overrides are derived from the methods
+(:func:`names`, :func:`label`, :func:`colors`, :func:`quick_overrides`), never
+written out elsewhere; ``tests/test_method_declarations.py`` fails for a
+method that leaves a declaration out.
 
 Modules: ``base`` (the contract), ``loop`` (the training loop and its budget,
 shared by learned methods; ``stopping`` re-exports its early stopping),
+``spec`` (the config declaration), ``tuning`` (where grids are tuned),
 ``vh_config`` (VH's configuration), ``vh_model`` (the PyTorch model),
 ``vh_step`` (its training step) and ``vh`` (its training and the methods VH,
 VH_PHD, VH with a user bias), ``mf`` (MF by SGD and ALS), ``mf_methods``
-(MF, MF-ALS, MFmean, MFmedian), ``blocks`` (the discrete block model of DCF
+(MF, MF-ALS, MFmean, MFmedian), ``discrete`` (the discrete block model of DCF
 and CCCF), ``dcf``, ``cccf``, ``sanity``.
 """
 from __future__ import annotations
 
 import importlib
+from typing import Callable, Iterator, Mapping
 
 from ..names import METHODS
-from .base import (RANKS, BlockCodeModel, CodeModel, Fitted, ItemScoreModel, Method,
+from .base import (RANKS, UNSET, BlockCodeModel, CodeModel, Fitted, ItemScoreModel, Method,
                    evaluate_codes,
                    VectorModel, value_kind)
+from .spec import ConfigSpec, ConfigTypeError, Key
+from .tuning import TUNE_SEED
 
 __all__ = ["REGISTRY", "RANKS", "Method", "Fitted", "CodeModel", "VectorModel", "ItemScoreModel",
-           "BlockCodeModel", "value_kind", "evaluate_codes", "get", "names", "label", "register", "MethodNotAvailable"]
+           "BlockCodeModel", "value_kind", "evaluate_codes", "get", "names", "label", "register", "MethodNotAvailable",
+           "UNSET", "ConfigSpec", "ConfigTypeError", "Key", "TUNE_SEED", "resolve_config",
+           "quick_overrides", "colors", "Declarations"]
 
 #: name -> "module:attribute" of the method object, in the order of the
 #: paper's Table 1 (its seven methods), then our additions. It is written in
@@ -109,10 +122,71 @@ def label(name: str) -> str:
 
 
 def resolve_config(name: str, dataset: str, bits: int, overrides: dict | None = None) -> dict:
-    """Defaults of ``name`` updated with ``overrides``; an unknown key is an error."""
-    cfg = dict(get(name).defaults(dataset, bits))
+    """Defaults of ``name`` updated with ``overrides``: the config a run is keyed by.
+
+    An unknown key is a ``KeyError``; a value its :attr:`Method.config_spec`
+    does not allow is a :class:`ConfigTypeError` (a ``TypeError`` and a
+    ``ValueError``) naming the key, the value and the expected type. The
+    values are kept as given (the run key hashes them).
+    """
+    method = get(name)
+    cfg = dict(method.defaults(dataset, bits))
+    spec = method.config_spec
     for k, v in (overrides or {}).items():
         if k not in cfg:
             raise KeyError(f"method {name!r} has no config key {k!r}; keys: {', '.join(sorted(cfg))}")
+        if spec is not None and k in spec.keys:
+            spec.check(k, v, name)
         cfg[k] = v
     return cfg
+
+
+def quick_overrides(name: str) -> dict:
+    """The quick profile's overrides of ``name`` (:attr:`Method.quick`, a copy).
+
+    A method that has not declared them is a ``ValueError`` naming it: an
+    undeclared quick profile would train at full strength in CI.
+    """
+    q = get(name).quick
+    if q is UNSET or not isinstance(q, dict):
+        raise ValueError(f"method {name!r} declares no quick profile (Method.quick is {q!r}); "
+                         f"set quick = {{}} when it is cheap already, else the overrides that "
+                         f"make it cheap (e.g. {{'tune': False}})")
+    return dict(q)
+
+
+def colors() -> dict[str, str]:
+    """``{name: colour}`` of the registered methods that declare a colour (:attr:`Method.color`)."""
+    return {n: get(n).color for n in names() if get(n).color is not None}
+
+
+class Declarations(Mapping):
+    """A read-only ``{name: value}`` view of one declaration of the registered methods,
+    read from the methods at every access (a method registered later is in it).
+
+    ``value(name)`` gives the value; a method whose value is None is left out
+    (``COLORS.get(m)`` is then None, as for an unknown name).
+    """
+
+    def __init__(self, value: Callable[[str], object], doc: str = ""):
+        self._value, self.__doc__ = value, doc or type(self).__doc__
+
+    def _items(self) -> dict:
+        return {n: v for n in names() if (v := self._value(n)) is not None}
+
+    def __getitem__(self, name: str):
+        if name not in REGISTRY and name not in _EXTRA:
+            raise KeyError(name)
+        v = self._value(name)
+        if v is None:
+            raise KeyError(name)
+        return v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._items()!r})"

@@ -35,6 +35,8 @@ from ..kernels import dcf as KDCF
 from ..kernels import mf as KMF
 from ..data.tables import check_ids
 from ..evaluation import evaluate
+from . import tuning
+from .spec import ConfigSpec
 
 #: What a method ranks by: a code distance (smaller first) or a score (larger first):
 #: :data:`phdlib.codes.RANKS`, the names of :data:`phdlib.codes.DISTANCES` and ``"score"``.
@@ -319,6 +321,20 @@ class BlockCodeModel(Fitted):
 # --------------------------------------------------------------------------- methods
 
 
+class _Unset:
+    """The default of a declaration every method must make itself (:attr:`Method.quick`)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The value of :attr:`Method.quick` on a method that has not declared it.
+UNSET = _Unset()
+
+
 class Method:
     """A trainable method (see the module docstring). Subclass and set the class attributes.
 
@@ -329,6 +345,17 @@ class Method:
     (the :class:`Fitted` subclass its arrays rebuild into), ``parallel_grid``
     (its tuning points are independent, so a grid may train them in
     parallel as runs of their own; False when :meth:`fit_grid` shares work).
+
+    Declarations read by the shared code, each made on the method itself:
+    ``quick`` (config overrides of the quick profile, for checks and CI:
+    ``{}`` says the method is cheap already; every method must set it, the
+    default :data:`UNSET` makes :func:`phdlib.experiments.profile_overrides`
+    fail), ``color`` (its line colour in the figures, a matplotlib colour
+    name; None: matplotlib's next colour) and ``config_spec`` (a
+    :class:`phdlib.methods.spec.ConfigSpec`: each key of :meth:`defaults`
+    with its section, type and range; :func:`phdlib.methods.resolve_config`
+    checks overrides against it). Where the grid is tuned is not the
+    method's choice but :mod:`phdlib.methods.tuning`'s (:meth:`tune_point`).
     """
 
     name: str = ""
@@ -341,6 +368,12 @@ class Method:
     parallel_grid: bool = True
     #: rough relative training cost of one run (the grid runner starts costly cells first)
     cost: int = 1
+    #: config overrides of the quick profile (``{}``: already cheap); must be set
+    quick: dict | _Unset = UNSET
+    #: line colour in the figures (a matplotlib colour name); None: the next colour
+    color: str | None = None
+    #: each config key's section and type; None: undeclared (overrides are then unchecked)
+    config_spec: ConfigSpec | None = None
 
     def __repr__(self) -> str:
         return f"<method {self.name!r}: {self.label}, ranks by {self.ranks_by}>"
@@ -360,6 +393,15 @@ class Method:
         is true, the points of its grids (each with ``tune=False``).
         """
         return []
+
+    def tune_point(self, config: dict, bits: int) -> tuple[int, int]:
+        """``(bits, seed)`` where the grid of a run at ``bits`` is tuned
+        (:func:`phdlib.methods.tuning.tune_point`: seed 0, ``tune_bits`` when set)."""
+        return tuning.tune_point(config, bits)
+
+    def tunes(self, config: dict, bits: int) -> bool:
+        """Whether a run at ``bits`` with ``config`` tunes over a grid (at :meth:`tune_point`)."""
+        return bool(self.grid(config, self.tune_point(config, bits)[0]))
 
     def fit_grid(self, split, bits: int, seed: int, configs: Iterable[dict],
                  progress: bool = False) -> Iterator[Fitted]:

@@ -36,6 +36,7 @@ import itertools
 import numpy as np
 
 from . import dcf as _dcf
+from . import spec as S
 from .base import TUNE_RATINGS, BlockCodeModel, Method
 from . import mf_methods as _mf
 
@@ -175,6 +176,34 @@ def block_weights(split, K: int, config: dict, seed: int = 0):
     return Wu, Wi, info
 
 
+#: The sections and types of CCCF's config keys (the ranges are checked where it trains).
+CONFIG_SPEC = S.ConfigSpec(
+    hyper={"blocks": S.integers(1, doc="block sizes of the single point, bits"),
+           "alpha": S.real(doc="balance trade-off of the user codes"),
+           "beta": S.real(doc="balance trade-off of the item codes"),
+           "weights": S.choice("mf-sgd", "mf-als", "uniform", doc="source of the block weights"),
+           "mf_dim": S.integer(1, none=True, doc="MF dimension (None: the largest block)"),
+           "mf_lr": S.real(doc="MF learning rate"),
+           "mf_reg": S.real(doc="MF regularisation"),
+           "mf_epochs": S.integer(doc="MF epochs"),
+           "mf_center": S.flag("centre the MF factors before choosing anchors"),
+           "width": S.real(doc="width of the anchor weights"),
+           "weight_dtype": S.choice("float16", "float64", doc="precision of the weights"),
+           "init": S.choice("relaxed", "random", doc="initialisation of the codes"),
+           "init_max_iterations": S.integer(doc="cap of the relaxed initialisation's iterations"),
+           "init_tol": S.real(doc="tolerance of the relaxed initialisation"),
+           "init_x_factor": S.real(doc="factor of alpha X in the initialisation"),
+           "init_count_weighted": S.flag("ridge alpha n_u in the initialisation"),
+           "max_iterations": S.integer(doc="cap of outer iterations"),
+           "max_sweeps": S.integer(doc="cap of cyclic bit sweeps per code"),
+           "tol": S.real(none=True, doc="stop when the objective decreases by less (relative)")},
+    tuning={"tune": S.TUNE, "tune_ratings": S.TUNE_RATINGS,
+            "alpha_grid": S.reals(doc="alpha (= beta) values of the grid"),
+            "layouts": S.Key("list", none=True, doc="block layouts of the grid (None: layouts(bits))")},
+    evaluation={"ties": S.TIES},
+)
+
+
 class CCCFMethod(Method):
     """Registry method ``cccf`` (see :mod:`phdlib.methods`).
 
@@ -205,6 +234,10 @@ class CCCFMethod(Method):
     model, ranks_by = BlockCodeModel, "score"   # weighted blocks: a real-valued score
     learns_codes = in_paper = True
     cost = 5
+    color = "tab:green"
+    #: the quick profile: the single point (one block of ``bits``), no grid
+    quick = {"tune": False}
+    config_spec = CONFIG_SPEC
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"blocks": [int(bits)], "alpha": 1e-3, "beta": 1e-3,

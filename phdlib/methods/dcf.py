@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from .. import codes as C
+from . import spec as S
 from .base import TUNE_RATINGS, CodeModel, Method
 from .discrete import RatingGraph, fit_blocks, scale_ratings
 
@@ -73,6 +74,25 @@ def packed(model) -> dict:
             "item_codes": C.pack(model.D, encoding="pm1").words}
 
 
+#: The sections and types of DCF's config keys (the ranges are checked where it trains).
+CONFIG_SPEC = S.ConfigSpec(
+    hyper={"alpha": S.real(doc="trade-off of the balance term"),
+           "beta": S.real(doc="trade-off of the decorrelation term"),
+           "max_iterations": S.integer(doc="cap of outer iterations"),
+           "max_sweeps": S.integer(doc="cap of cyclic bit sweeps per code"),
+           "init": S.choice("relaxed", "random", doc="initialisation of the codes"),
+           "init_max_iterations": S.integer(doc="cap of the relaxed initialisation's iterations"),
+           "init_tol": S.real(doc="tolerance of the relaxed initialisation"),
+           "init_x_factor": S.real(doc="factor of alpha X in the initialisation (1 or 2)"),
+           "init_count_weighted": S.flag("ridge alpha n_u in the initialisation")},
+    tuning={"tune": S.TUNE, "tune_ratings": S.TUNE_RATINGS,
+            "alpha_grid": S.reals(doc="alpha values of the grid"),
+            "beta_grid": S.reals(doc="beta values of the grid"),
+            "grid_tied": S.flag("only the grid's diagonal alpha = beta")},
+    evaluation={"ties": S.TIES},
+)
+
+
 class DCFMethod(Method):
     """Registry method ``dcf``.
 
@@ -101,6 +121,10 @@ class DCFMethod(Method):
     in_paper = True
     model = CodeModel
     cost = 5
+    color = "tab:orange"
+    #: the quick profile: the single point (no grid), 10 outer iterations
+    quick = {"tune": False, "max_iterations": 10}
+    config_spec = CONFIG_SPEC
 
     def defaults(self, dataset: str, bits: int) -> dict:
         a = CHOSEN.get((dataset, int(bits)), 0.1)

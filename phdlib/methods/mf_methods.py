@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import codes as C
+from . import spec as S
 from .base import TUNE_RATINGS, CodeModel, Method, VectorModel
 from .mf import SCOPES, THRESHOLDS, binarize, fit_als, fit_sgd
 from ..evaluation import evaluate
@@ -92,6 +93,8 @@ class _MFBase(Method):
     algorithm = "sgd"
     parallel_grid = False  # points of one reg share one fit
     cost = 2
+    #: the quick profile: the single point (no grid)
+    quick = {"tune": False}
 
     def _options(self, config) -> dict:
         if self.algorithm == "sgd":
@@ -131,9 +134,11 @@ class VectorMF(_MFBase):
     ranks_by = "score"
     model = VectorModel
 
-    def __init__(self, name, label, algorithm, in_paper, description, defaults):
+    def __init__(self, name, label, algorithm, in_paper, description, defaults, color=None):
         self.name, self.label, self.algorithm = name, label, algorithm
         self.in_paper, self.description, self._defaults = in_paper, description, defaults
+        self.config_spec = SGD_SPEC if algorithm == "sgd" else ALS_SPEC
+        self.color = color
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {**self._defaults, "ties": "expected", "impl": IMPL}
@@ -160,11 +165,12 @@ class BinarizedMF(_MFBase):
     in_paper = True
     model = CodeModel
 
-    def __init__(self, name: str, threshold: str):
+    def __init__(self, name: str, threshold: str, color: str | None = None):
         if threshold not in THRESHOLDS:
             raise ValueError(f"threshold must be one of {THRESHOLDS}, got {threshold!r}")
         self.name, self.threshold, self.label = name, threshold, f"MF{threshold}"
         self.description = f"MF (SGD) binarised at each dimension's {threshold}"
+        self.config_spec, self.color = BINARIZED_SPEC, color
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {**SGD_DEFAULTS, "scopes": list(SCOPES), "reg": 0.1, "scope": "joint",
@@ -191,12 +197,32 @@ ALS_DEFAULTS = {"tune": True, "tune_ratings": TUNE_RATINGS,
                 "reg_grid": [0.025, 0.05, 0.1, 0.2, 0.4], "epochs_grid": [5, 10, 20],
                 "reg": 0.1, "epochs": 10, "weighted": True, "init_scale": 0.1}
 
+_GRID = {"tune": S.TUNE, "tune_ratings": S.TUNE_RATINGS,
+         "reg_grid": S.reals(doc="regularisation values of the grid"),
+         "epochs_grid": S.integers(1, doc="epoch counts of the grid")}
+_FIT = {"reg": S.real(doc="regularisation"), "epochs": S.integer(1, doc="passes over the ratings")}
+#: The sections and types of MF's (SGD) config keys.
+SGD_SPEC = S.ConfigSpec(
+    hyper={**_FIT, "lr": S.real(doc="SGD learning rate"),
+           "init": S.text(doc="initialisation of the factors (phdlib.methods.mf.fit_sgd)")},
+    tuning=_GRID, evaluation={"ties": S.TIES})
+#: The sections and types of MF-ALS's config keys.
+ALS_SPEC = S.ConfigSpec(
+    hyper={**_FIT, "weighted": S.flag("ALS-WR: ridge weight reg times the row's ratings"),
+           "init_scale": S.real(doc="standard deviation of the initial factors")},
+    tuning=_GRID, evaluation={"ties": S.TIES})
+#: The sections and types of MFmean's and MFmedian's config keys.
+BINARIZED_SPEC = S.ConfigSpec(
+    hyper={**SGD_SPEC.hyper, "scope": S.choice(*SCOPES, doc="scope of the threshold")},
+    tuning={**_GRID, "scopes": S.texts(*SCOPES, doc="threshold scopes of the grid")},
+    evaluation={"ties": S.TIES})
+
 MF = VectorMF("mf", "MF", "sgd", True, "MF by SGD as in the CCCF repository (the paper's MF)",
-              SGD_DEFAULTS)
+              SGD_DEFAULTS, color="black")
 MF_ALS = VectorMF("mf-als", "MF (ALS, ours)", "als", False, "MF by ALS-WR (our addition)",
-                  ALS_DEFAULTS)
-MF_MEAN = BinarizedMF("mf-mean", "mean")
-MF_MEDIAN = BinarizedMF("mf-median", "median")
+                  ALS_DEFAULTS, color="tab:gray")
+MF_MEAN = BinarizedMF("mf-mean", "mean", color="tab:brown")
+MF_MEDIAN = BinarizedMF("mf-median", "median", color="tab:pink")
 
 
 def binarization_variants(split, vectors: dict, thresholds=THRESHOLDS, scopes=SCOPES,

@@ -23,6 +23,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from . import spec as S
 from .base import ItemScoreModel, Method
 
 __all__ = ["item_scores", "KINDS", "ITEM_MEAN", "POPULARITY", "RANDOM"]
@@ -72,11 +73,15 @@ class SanityBaseline(Method):
 
     ranks_by = "score"
     model = ItemScoreModel
+    #: nothing to make cheaper: one pass over the training ratings
+    quick: dict = {}
+    config_spec = S.ConfigSpec(evaluation={"ties": S.TIES})
 
-    def __init__(self, name: str, label: str, description: str):
+    def __init__(self, name: str, label: str, description: str, color: str | None = None):
         if name not in KINDS:
             raise ValueError(f"unknown sanity baseline {name!r}; expected one of {KINDS}")
         self.name, self.label, self.description = name, label, description
+        self.color = color
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"ties": "expected", "impl": IMPL}
@@ -91,5 +96,6 @@ class SanityBaseline(Method):
 
 
 RANDOM = SanityBaseline("random", "random (all tied)", "every item tied: chance level")
-ITEM_MEAN = SanityBaseline("item-mean", "item mean rating", "items by mean training rating")
+ITEM_MEAN = SanityBaseline("item-mean", "item mean rating", "items by mean training rating",
+                           color="tab:purple")
 POPULARITY = SanityBaseline("popularity", "item popularity", "items by number of training ratings")

@@ -29,7 +29,7 @@ with seed 0 (chapter "Variational hashing").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,9 +40,9 @@ from ..kernels.fpenv import SUPPORTED as _FLUSH_SUPPORTED
 from ..kernels.fpenv import flush_denormals
 from ..evaluation.metrics import METRICS
 from .base import CodeModel, Method
-from .loop import Budget
+from .loop import Budget, LoopResult
 from .loop import train as train_loop
-from .vh_config import SINGLE_POINT, check_config, default_config
+from .vh_config import CONFIG_SPEC, SINGLE_POINT, check_config, default_config
 # the config lives below the model (:mod:`.vh_config`); its other names still work here
 from .vh_config import BUDGET, IMPL, LR_GRID, SAMPLING_GRID, SAMPLINGS, TARGET_MAPS  # noqa: F401
 
@@ -61,29 +61,28 @@ FLUSH_DENORMALS = True
 # --------------------------------------------------------------------------- training
 
 
-@dataclass
-class FitResult:
-    """What :func:`fit` returns.
+@dataclass(kw_only=True)
+class FitResult(LoopResult):
+    """What :func:`fit` returns: the loop's :class:`phdlib.methods.loop.LoopResult`
+    (log, best_iteration, iterations, stop_reason, train_seconds, seconds_to_best,
+    best, ms_per_iteration) and VH's own.
 
-    model: the trained :class:`VHModel` holding the best state; log: one row per
-    evaluation (iteration, seconds, train_seconds, train_loss, noise_std,
-    valid ndcg@5 / ndcg@10 / mrr, user/item bit statistics, best); best_iteration,
-    iterations (run), stop_reason; ms_per_iteration: mean training time per
-    iteration (no evaluation), milliseconds; train_step: ``"fused"`` or
-    ``"autograd"`` (:mod:`phdlib.methods.vh_step`); flush: whether training
-    flushed subnormals to zero (:mod:`phdlib.kernels.fpenv`).
+    The log has one row per evaluation (iteration, seconds, train_seconds,
+    train_loss, noise_std, valid ndcg@5 / ndcg@10 / mrr, user/item bit
+    statistics, best). model: the trained :class:`VHModel` holding the best
+    state; train_step: ``"fused"`` or ``"autograd"``
+    (:mod:`phdlib.methods.vh_step`); flush: whether training flushed
+    subnormals to zero (:mod:`phdlib.kernels.fpenv`).
     """
 
     model: VHModel
-    log: pd.DataFrame
-    best_iteration: int
-    iterations: int
-    stop_reason: str
-    train_seconds: float
-    seconds_to_best: float
-    ms_per_iteration: float
     train_step: str = "autograd"
     flush: bool = False
+
+    @classmethod
+    def of(cls, loop: LoopResult, **own) -> "FitResult":
+        """The loop's result ``loop`` with VH's fields ``own`` (model, train_step, flush)."""
+        return cls(**{f.name: getattr(loop, f.name) for f in fields(LoopResult)}, **own)
 
 
 class _Trainer:
@@ -232,11 +231,8 @@ def _fit(tr: _Trainer, valid, progress, callback) -> FitResult:
     # stacklevel 3: a budget warning points at the caller of fit
     res = train_loop(_VHLearner(tr, valid), Budget.from_config(cfg), label, callback,
                      stacklevel=3)
-    return FitResult(model=tr.model, log=res.log, best_iteration=res.best_iteration,
-                     iterations=res.iterations, stop_reason=res.stop_reason,
-                     train_seconds=res.train_seconds, seconds_to_best=res.seconds_to_best,
-                     ms_per_iteration=res.ms_per_iteration,
-                     train_step=tr.step.name, flush=tr.flush and _FLUSH_SUPPORTED)
+    return FitResult.of(res, model=tr.model, train_step=tr.step.name,
+                        flush=tr.flush and _FLUSH_SUPPORTED)
 
 
 # --------------------------------------------------------------------------- the methods
@@ -247,12 +243,16 @@ class VHMethod(Method):
 
     learns_codes = True
     model = CodeModel
+    config_spec = CONFIG_SPEC
+    #: the quick profile: the single point (no grid), 4,500 iterations (6 validations)
+    quick = {"tune": False, "max_iterations": 4500, "min_iterations": 4500, "eval_every": 750}
 
     def __init__(self, name: str, distance: str, label: str, in_paper: bool,
-                 user_bias: bool = False, description: str = "", cost: int = 6):
+                 user_bias: bool = False, description: str = "", cost: int = 6,
+                 color: str | None = None):
         self.name, self.distance, self.label = name, distance, label
         self.ranks_by, self.in_paper, self.user_bias = distance, in_paper, user_bias
-        self.description, self.cost = description, cost
+        self.description, self.cost, self.color = description, cost, color
 
     def defaults(self, dataset: str, bits: int) -> dict:
         cfg = default_config(self.distance, dataset, bits, self.user_bias)
@@ -309,9 +309,11 @@ class VHMethod(Method):
                          res.log, info)
 
 
-VH = VHMethod("vh", "hamming", "VH", True, description="variational hashing, Hamming distance")
+VH = VHMethod("vh", "hamming", "VH", True, description="variational hashing, Hamming distance",
+              color="tab:blue")
 VH_PHD = VHMethod("vh-phd", "phd", "VH_PHD", True, cost=3,
-                  description="variational hashing, projected Hamming dissimilarity")
+                  description="variational hashing, projected Hamming dissimilarity",
+                  color="tab:red")
 #: VH+bias tunes the training sampling at VH's learning rate: on VH's grid 0.005
 #: beat 0.001 under both samplings, and the 0.001 runs cost the most.
 VH_BIAS = VHMethod("vh-bias", "hamming", "VH+bias (ours)", False, user_bias=True,

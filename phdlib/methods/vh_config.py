@@ -23,6 +23,7 @@ import numpy as np
 
 from ..codes.distances import DISTANCE_NAMES
 from ..evaluation.metrics import METRICS
+from . import spec as S
 from .base import TUNE_RATINGS
 
 #: Bit sampling, in training (``train_sampling``) and for the codes (``eval_sampling``).
@@ -55,6 +56,36 @@ SAMPLING_GRID = ["stochastic", "deterministic"]
 
 #: Implementation revision, part of every config (hence of the run key).
 IMPL = 1
+
+
+#: The sections and types of VH's config keys (:class:`phdlib.methods.spec.ConfigSpec`);
+#: :func:`check_config` checks the ranges when training starts.
+CONFIG_SPEC = S.ConfigSpec(
+    hyper={
+        "distance": S.choice(*DISTANCE_NAMES, doc="the code distance trained and ranked by"),
+        "user_bias": S.flag("a learned per-user bias in training (VH+bias)"),
+        "lr": S.real(doc="Adam's learning rate"),
+        "train_sampling": S.choice(*SAMPLINGS, doc="bit sampling in training"),
+        "eval_sampling": S.choice(*SAMPLINGS, doc="bit sampling of the stored codes"),
+        "batch_size": S.integer(doc="ratings per step"),
+        "init_range": S.real(doc="embeddings drawn uniformly in [-init_range, init_range]"),
+        "user_mask_grad": S.flag("gradient through the user's mask (released code: True)"),
+        "target_map": S.choice(*TARGET_MAPS, doc="rating -> target in [-m, m]"),
+        "noise_std": S.real(0, doc="rating noise standard deviation, rating units"),
+        "noise_decay": S.real(0, 1, doc="factor on noise_std after each iteration"),
+        "kl_weight": S.real(0, doc="weight of the KL term (released: 0)"),
+        "stop_metric": S.choice(*METRICS, doc="validation metric of early stopping"),
+        "eval_every": S.integer(doc="iterations between validations"),
+        "patience": S.integer(doc="validations without improvement that stop training"),
+        "min_iterations": S.real(0, doc="no early stop before this iteration"),
+        "max_iterations": S.integer(doc="iteration cap"),
+        "device": S.text(doc="'auto', 'cpu' or a torch device"),
+    },
+    tuning={"tune": S.TUNE, "tune_bits": S.TUNE_BITS, "tune_ratings": S.TUNE_RATINGS,
+            "lr_grid": S.reals(doc="learning rates of the grid"),
+            "train_sampling_grid": S.texts(*SAMPLINGS, doc="training samplings of the grid")},
+    evaluation={"ties": S.TIES, "discount": S.DISCOUNT},
+)
 
 
 def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,

@@ -1,10 +1,13 @@
 """Presentation shared by every table and figure: labels, colours, number format.
 
-Method labels come from the registry (:func:`phdlib.methods.label`); metric
-names and labels from :mod:`phdlib.evaluation.metrics`. Only the line colours of the
-figures are a presentation choice made here.
+Method labels and line colours come from the registry (:func:`phdlib.methods.label`,
+:attr:`phdlib.methods.Method.color`, viewed here as :data:`COLORS`); metric
+names and labels from :mod:`phdlib.evaluation.metrics`; dataset labels are
+written here.
 """
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 
@@ -22,11 +25,11 @@ VH = "vh"
 #: The paper's real-valued reference, MF (finding 4, the order of Figure 1).
 MF = "mf"
 
-#: Line colour of each method in the figures (matplotlib colour names);
-#: a method not listed gets matplotlib's next colour.
-COLORS: dict[str, str] = {"cccf": "tab:green", "dcf": "tab:orange", "vh": "tab:blue",
-                          "vh-phd": "tab:red", "mf": "black", "mf-als": "tab:gray",
-                          "item-mean": "tab:purple"}
+#: Line colour of each method in the figures (matplotlib colour names), a read-only
+#: view of each method's :attr:`phdlib.methods.Method.color`; a method without
+#: one is not in it (``COLORS.get(m)`` is None: matplotlib's next colour).
+COLORS: Mapping[str, str] = methods.Declarations(
+    lambda name: methods.get(name).color, "name -> line colour (Method.color)")
 
 
 #: How the book names a dataset on its pages (a name not listed is shown as it is).

@@ -146,7 +146,7 @@ def format_table1(t: Table1) -> pd.DataFrame:
         out.append(r)
         idx.append(label(m) + (" (not run)" if m in t.missing else ""))
     out.append(_delta_row(t))
-    idx.append("Δ% (VH_PHD vs best Hamming)")
+    idx.append(f"Δ% ({label(PHD)} vs best Hamming)")
     out.append([""] * len(cols))
     idx.append("— our additions (not in the paper) —")
     for m in t.additions:
