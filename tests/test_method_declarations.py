@@ -199,11 +199,9 @@ def test_one_tuning_policy():
 def test_nothing_else_reads_tune_bits():
     """Where a grid is tuned is :mod:`phdlib.methods.tuning`'s rule; no module reads the key."""
     root = Path(methods.__file__).resolve().parents[1]
-    # studies/ is not this change's: its two readers are to move to Method.tune_point
-    pending = {"studies/scale.py", "studies/sample_tuning.py"}
     readers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                      if re.search(r"""(get\(|\[)["']tune_bits["']""", p.read_text())
-                     and str(p.relative_to(root)) not in pending | {"methods/tuning.py"})
+                     and str(p.relative_to(root)) != "methods/tuning.py")
     assert readers == [], f"modules reading config['tune_bits'] themselves: {readers}"
 
 

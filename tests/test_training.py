@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phdlib import methods, results
+from phdlib import data, methods, results
 from phdlib.experiments import training
 from phdlib.methods import ItemScoreModel, Method
 
@@ -87,9 +87,11 @@ def test_make_run_splits_info_into_metrics_and_extra(shuffle, synthetic_split):
     # the model's shape (its user count) is not a training result: it goes to extra
     assert "n_users" not in r.metrics and r.extra.pop("n_users") == sp.dataset.n_users
     # where the data came from: enough to find the dataset (and its ids) again
-    assert r.extra.pop("data") == {"split_seed": sp.seed,
-                                   "dataset_fingerprint": sp.dataset.fingerprint,
-                                   "preprocessing": sp.dataset.preprocessing}
+    where = r.extra.pop("data")
+    assert where == data.provenance(sp)
+    assert (where["split_seed"], where["dataset_fingerprint"], where["split_fingerprint"],
+            where["preprocessing"]) == (sp.seed, sp.dataset.fingerprint, sp.fingerprint,
+                                        sp.dataset.preprocessing)
     assert r.extra == {"label": shuffle.label, "ranks_by": "score", "note": "a string goes to extra"}
     assert r.wall_seconds == 1.5 and r.fingerprint == sp.fingerprint and r.dataset == sp.dataset.name
     assert r.metrics["users"] == len(r.per_user) == np.unique(sp.test.user).size

@@ -35,8 +35,8 @@ from .. import methods, results
 from ..methods import tuning
 from ..evaluation.fitted import evaluate, evaluate_many, summarize
 from ..evaluation.metrics import METRICS
-from ..data import sample_users
-from ..data import needs_sample
+from .. import data
+from ..data import needs_sample, sample_users
 
 __all__ = ["run", "tune", "transfer", "tune_split", "evaluate_fitted", "fitted", "make_run",
            "grid_table"]
@@ -99,9 +99,14 @@ def make_run(method: methods.Method, split, bits: int, seed: int, config: dict,
 
 def _data_info(split) -> dict:
     """Where a run's data came from (``extra["data"]``): enough to find the dataset, and so
-    its original ids, again (:mod:`phdlib.serving.codes_file`)."""
+    its original ids, again (:func:`phdlib.data.provenance`: the dataset, split seed,
+    fingerprints, preprocessing and, for a user's file, its path and separator;
+    :func:`phdlib.data.reload` rebuilds it)."""
     ds = split.dataset
     seed = getattr(split, "seed", None)
+    if isinstance(getattr(ds, "fingerprint", None), str) and seed is not None:
+        return data.provenance(split)
+    # a split made by hand (tests, a reader's own container): what it has
     return {"split_seed": None if seed is None else int(seed),
             "dataset_fingerprint": getattr(ds, "fingerprint", None),
             "preprocessing": getattr(ds, "preprocessing", {})}

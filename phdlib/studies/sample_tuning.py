@@ -31,7 +31,7 @@ def tunable(dataset: str, bits: int = 64) -> list[str]:
     out = []
     for n in methods.names():
         cfg = methods.resolve_config(n, dataset, bits)
-        if methods.get(n).grid(cfg, int(cfg.get("tune_bits") or bits)):
+        if methods.get(n).tunes(cfg, bits):
             out.append(n)
     return out
 

@@ -298,10 +298,11 @@ def _tuning_width_first(method: str, dataset: str, bits, profile: str) -> list[i
     widths = [int(b) for b in bits]
     try:
         overrides = profile_overrides(profile, method, dataset, widths[0])[0]
-        tb = methods.resolve_config(method, dataset, widths[0], overrides).get("tune_bits")
+        cfg = methods.resolve_config(method, dataset, widths[0], overrides)
     except methods.MethodNotAvailable:  # an unknown method: its cells report the error
         return widths
-    return sorted(widths, key=lambda b: b != tb) if tb else widths
+    tb = methods.get(method).tune_point(cfg, widths[0])[0]
+    return sorted(widths, key=lambda b: b != tb)
 
 
 def save(path, rows: pd.DataFrame, prov: dict) -> Path:
