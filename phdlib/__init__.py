@@ -3,14 +3,16 @@
 A reimplementation of Hansen et al., "Projected Hamming Dissimilarity for
 Bit-Level Importance Coding in Collaborative Filtering" (WWW '21).
 
-Modules (one concept each): ``codes`` (packing, Hamming and PHD), ``data``,
-``metrics``, ``stats``, ``methods`` (every method behind one contract),
-``evaluation`` (one evaluation path), ``training`` (fit, tune, store),
-``results`` (the store), ``io`` (atomic writes, canonical hashes),
-``experiments`` and ``runner`` (grids of runs, joblib or Dask), ``report``
-(Table 1, figures, comparisons with the paper), ``ablation``, ``search``,
-``bench``, ``book`` (the book driver) and ``cli``. Numba kernels live
-together in ``phdlib.kernels``.
+Packages by concept, each importing only from those before it in this list
+(``tests/test_architecture.py`` holds the order): the foundation (``names``,
+``io``, ``paper``, ``kernels``: the Numba kernels), ``codes`` (packed codes,
+Hamming, PHD, the ``Distance`` concept), ``data`` (every dataset behind one
+registry), ``evaluation`` (metrics exact under ties, the one evaluation path,
+statistics), ``methods`` (every method behind one contract, the shared
+training loop), ``results`` (the store), ``serving`` (search, engines, codes
+files, recommending), ``bench``, ``experiments`` (training one run, grids of
+runs on joblib or Dask), ``studies``, ``report`` (Table 1, figures,
+comparisons with the paper), ``book`` (the book driver) and ``cli``.
 
 Importing ``phdlib`` imports none of the submodules, so a broken or heavy
 module never slows down or breaks an unrelated one.

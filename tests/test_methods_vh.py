@@ -16,7 +16,7 @@ from phdlib import results
 from phdlib.experiments import training  # noqa: E402
 from phdlib.methods import vh, vh_model  # noqa: E402
 from phdlib.methods.loop import LoopResult  # noqa: E402
-from phdlib.methods.stopping import EarlyStopping  # noqa: E402
+from phdlib.methods.loop import EarlyStopping  # noqa: E402
 
 
 # --------------------------------------------------------------------------- tiny data

@@ -130,7 +130,7 @@ def test_variants_table_and_findings():
 
 
 def test_reached_cap_reads_the_stop_reason_or_else_the_iterations():
-    from phdlib.methods.stopping import EarlyStopping
+    from phdlib.methods.loop import EarlyStopping
 
     stop = EarlyStopping(patience=5, max_iterations=1500)
     for it, score in ((750, 0.5), (1500, 0.6)):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phdlib.methods import stopping
 from phdlib.methods.loop import CAP_REASON, Budget, EarlyStopping, Learner, LoopResult, train
 
 
@@ -158,10 +157,6 @@ def test_the_budget_from_a_config_and_its_checks():
                 dict(max_iterations=0)):
         with pytest.raises(ValueError):
             _budget(**bad)
-
-
-def test_the_early_stopping_rule_keeps_its_old_name():
-    assert stopping.EarlyStopping is EarlyStopping and stopping.CAP_REASON == CAP_REASON
 
 
 def test_earliest_stop():

@@ -1,4 +1,4 @@
-"""The book driver (layer 13, below the command line only): chapters in, a site out.
+"""The book driver (below the command line only): chapters in, a site out.
 
 :mod:`~phdlib.book.driver` executes every chapter with papermill and caches
 it; :mod:`~phdlib.book.params` reads and checks a chapter's ``parameters``

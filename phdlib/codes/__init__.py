@@ -1,4 +1,4 @@
-"""Binary codes and the distances between them (layer 2, above the kernels).
+"""Binary codes and the distances between them (above the kernels).
 
 :mod:`~phdlib.codes.packed` holds codes packed into 64-bit words
 (:class:`PackedCodes`, :func:`pack`, :func:`unpack`) and the Hamming distance and

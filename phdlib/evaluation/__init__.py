@@ -1,4 +1,4 @@
-"""Evaluation and statistics (layer 4, above codes and data, below the methods).
+"""Evaluation and statistics (above codes and data, below the methods).
 
 :mod:`~phdlib.evaluation.metrics` computes NDCG@k and MRR@k exactly as the paper
 defines them, exact under ties, from flat arrays; :mod:`~phdlib.evaluation.ties`

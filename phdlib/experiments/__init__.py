@@ -1,4 +1,4 @@
-"""Runs, grids and executors (layer 9): train, tune, store and evaluate many runs.
+"""Runs, grids and executors (above the methods, the store and the benchmarks): train, tune, store and evaluate many runs.
 
 :mod:`~phdlib.experiments.training` trains, tunes and stores one method (the
 shared path behind the method contract); :mod:`~phdlib.experiments.cells` says

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation import stats
-from ..methods.stopping import CAP_REASON
+from ..methods.loop import CAP_REASON
 from ..evaluation.metrics import METRIC_LABELS, METRICS
 from .compare import within
 from .page import mean_std, num, p_text

@@ -1,4 +1,4 @@
-"""The results store (layer 6, above the methods): every trained run, content-addressed.
+"""The results store (above the methods): every trained run, content-addressed.
 
 :mod:`~phdlib.results.store` saves and loads runs under a key of method,
 dataset, bits, seed, config and data fingerprint, verifies every file on read,

@@ -1,4 +1,4 @@
-"""Serving trained codes (layer 7, above the store): search, engines and the codes file.
+"""Serving trained codes (above the store): search, engines and the codes file.
 
 :mod:`~phdlib.serving.search` is the exact search index over binary codes
 (:class:`~phdlib.serving.search.BinaryIndex`, in the manner of faiss's

@@ -1,4 +1,4 @@
-"""Studies beyond one grid (layer 10): questions the paper leaves open, answered from runs.
+"""Studies beyond one grid (above the experiments): questions the paper leaves open, answered from runs.
 
 :mod:`~phdlib.studies.variants` (the VH variants tried to close VH's gap),
 :mod:`~phdlib.studies.ablation` (is VH_PHD's gain the distance or learning for
