@@ -9,6 +9,10 @@ import pytest
 
 from phdlib import data, evaluation, results
 from phdlib.experiments import training
+from phdlib.experiments import Cell
+from phdlib.report import catalogue as rcatalogue
+from phdlib.report import protocol as rprotocol
+from phdlib.report.table1 import table1
 from phdlib.serving import codes_file, recommend
 
 NAME = "toy-blocks"
@@ -107,3 +111,23 @@ def test_a_changed_readers_dataset_is_refused_naming_both_fingerprints(toy, tmp_
     assert split.dataset.fingerprint in str(info.value) and changed in str(info.value)
     with pytest.raises(ValueError, match="cannot be mapped"):
         codes_file.codes_of_run(run)
+
+
+def test_a_readers_dataset_goes_through_table1_and_the_protocol_chapters_evaluation(toy, tmp_path):
+    """Table 1 and the protocol chapter's numbers (levels under the paper's protocol, the
+    item-mean comparison, the full-catalogue evaluation) take a reader's dataset by name."""
+    store = tmp_path / "store"
+    split = data.load_split(NAME, seed=0)
+    seed0 = {("item-mean", 16): training.run("item-mean", split, 16, root=store, progress=False),
+             ("dcf", 16): training.run("dcf", split, 16, overrides={"tune": False, "max_iterations": 3},
+                                       root=store, progress=False)}
+    runs = {Cell(NAME, m, b, 0, (("max_iterations", 3), ("tune", False)) if m == "dcf" else ()): r
+            for (m, b), r in seed0.items()}
+    t = table1(runs, NAME, 16)
+    assert "dcf" not in t.missing and "item-mean" in t.additions
+    assert t.values.loc["dcf", ("ndcg@10", "ours")] == pytest.approx(seed0[("dcf", 16)].metrics["ndcg@10"])
+    rank = rprotocol.item_mean_rank(seed0, [16])
+    assert set(rank["best hashing"]) == {"dcf"}
+    table, per_user = rcatalogue.catalogue(seed0, split, ["dcf", "item-mean"], [16])
+    assert len(per_user[("dcf", 16)]) == len(np.unique(split.test.user))
+    assert table.loc[(16, "dcf"), "ndcg@10 protocol"] == pytest.approx(seed0[("dcf", 16)].metrics["ndcg@10"])

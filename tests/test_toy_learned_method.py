@@ -23,6 +23,8 @@ from phdlib.methods import loop
 from phdlib.methods import spec as S
 from phdlib.methods.base import CodeModel, Method, evaluate_codes
 from phdlib.report import style
+from phdlib.report import catalogue as rcatalogue
+from phdlib.report import protocol as rprotocol
 from phdlib.report.table1 import format_table1, table1
 
 from test_method_declarations import assert_declared, registered
@@ -163,3 +165,24 @@ def test_the_toy_trains_stores_reloads_evaluates_and_enters_table1(toy, syntheti
     shown = format_table1(t)
     assert "Toy±1 (test)" in shown.index
     assert set(methods.names(in_paper=True)) <= set(t.missing)   # none of them was run here
+
+
+def test_the_toy_goes_through_the_protocol_chapters_evaluation(toy, synthetic_split, tmp_path):
+    """The protocol chapter's numbers (report.protocol, report.catalogue) take the toy like any
+    stored method: its level under the paper's protocol, the item-mean comparison that counts it
+    among the hashing methods, and its full-catalogue evaluation from the stored codes."""
+
+    sp, bits = synthetic_split, 16
+    seed0 = {(m, bits): training.run(m, sp, bits, 0, dict(methods.get(m).quick), root=tmp_path,
+                                     progress=False)
+             for m in (toy.name, "item-mean")}
+    lv = rprotocol.levels(seed0, [bits])
+    assert lv.loc[(bits, toy.name), "learns codes"]
+    assert lv.loc[(bits, toy.name), "ndcg@10"] == pytest.approx(seed0[(toy.name, bits)].metrics["ndcg@10"])
+    rank = rprotocol.item_mean_rank(seed0, [bits])
+    assert (rank["hashing methods"] == 1).all() and (rank["best hashing"] == toy.name).all()
+    table, per_user = rcatalogue.catalogue(seed0, sp, [toy.name, "item-mean"], [bits])
+    got = table.loc[(bits, toy.name)]
+    assert 0.0 <= got["ndcg@10"] <= 1.0 and got["items ranked"] > sp.test.user.size / sp.dataset.n_users
+    assert got["ndcg@10 protocol"] == pytest.approx(seed0[(toy.name, bits)].metrics["ndcg@10"])
+    assert len(per_user[(toy.name, bits)]) == len(np.unique(sp.test.user))
