@@ -4,6 +4,7 @@ the PHD mask's gradient switch, VH's use of it and the two-tower example of its 
 from __future__ import annotations
 
 import doctest
+import json
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from phdlib import codes as C  # noqa: E402
+from phdlib.bench import autograd as bench  # noqa: E402
 from phdlib.codes import autograd as A  # noqa: E402
 from phdlib.methods import vh_model  # noqa: E402
 from phdlib.serving.search import BinaryIndex  # noqa: E402
@@ -248,3 +250,24 @@ def test_cuda_scores_gradients_and_codes_equal_the_cpu_ones(distance):
     g = torch.Generator(device="cuda").manual_seed(0)
     st, _, _ = A.score(uc_, ic_, distance, stochastic=True, generator=g)
     assert st.device.type == "cuda" and torch.all(st.abs() <= 64)
+
+
+# --------------------------------------------------------------------------- the timing
+
+
+def test_the_timing_runs_both_scores_and_prints_one_json_object(capsys):
+    assert bench.main(["--batch", "256", "--bits", "16", "--repeats", "3", "--threads", "1",
+                       "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert (res["device"], res["batch"], res["bits"], res["threads"]) == ("cpu", 256, 16, 1)
+    assert set(res["seconds"]) == {"hamming", "phd"} and min(res["seconds"].values()) > 0
+    assert res["ratio"]["rounds"] == 3 and res["ratio"]["q25"] <= res["ratio"]["median"] \
+        <= res["ratio"]["q75"]
+    # every call computed the same scores: the sum of m - 2 d over the batch, an integer
+    for name, total in res["score_sums"].items():
+        assert total == int(total) and abs(total) <= 256 * 16, (name, total)
+    assert bench.main(["--device", "cuda:99"] if torch.cuda.is_available()
+                      else ["--device", "cuda"]) == 2
+    assert "error: device" in capsys.readouterr().err
+    assert bench.main(["--device", "tpu"]) == 2
+    assert "device must be 'cpu', 'cuda' or 'cuda:n', got 'tpu'" in capsys.readouterr().err
