@@ -56,8 +56,9 @@ ratings, then packed and searched::
     >>> from phdlib.serving.search import BinaryIndex
     >>> g = torch.Generator().manual_seed(0)
     >>> n_users, n_items, m, n = 40, 60, 32, 2000
-    >>> user_tower = torch.nn.Embedding.from_pretrained(torch.randn(n_users, m, generator=g), freeze=False)
-    >>> item_tower = torch.nn.Embedding.from_pretrained(torch.randn(n_items, m, generator=g), freeze=False)
+    >>> def tower(rows):  # a table of `rows` x m logits (any module that outputs (B, m) will do)
+    ...     return torch.nn.Embedding.from_pretrained(torch.randn(rows, m, generator=g), freeze=False)
+    >>> user_tower, item_tower = tower(n_users), tower(n_items)
     >>> u = torch.randint(0, n_users, (n,), generator=g)
     >>> i = torch.randint(0, n_items, (n,), generator=g)
     >>> rating = torch.randint(1, 6, (n,), generator=g).float()
@@ -65,7 +66,7 @@ ratings, then packed and searched::
     >>> opt = torch.optim.Adam([*user_tower.parameters(), *item_tower.parameters()], lr=0.05)
     >>> losses = []
     >>> for step in range(30):
-    ...     score, p_user, p_item = phd_score(user_tower(u), item_tower(i), stochastic=True, generator=g)
+    ...     score, p_u, p_i = phd_score(user_tower(u), item_tower(i), stochastic=True, generator=g)
     ...     loss = ((score - target) ** 2).mean()
     ...     opt.zero_grad(); loss.backward(); opt.step()
     ...     losses.append(loss.item())

@@ -31,9 +31,11 @@ from torch import nn
 
 from .. import codes as C
 from ..codes import autograd as A
-from ..codes.autograd import sample_bits  # noqa: F401  (public here since VH had it first)
 from ..codes.distances import DISTANCE_NAMES
 from .vh_config import TARGET_MAPS
+
+#: Straight-through bits (kept here, where VH first had them): :func:`phdlib.codes.autograd.sample_bits`.
+sample_bits = A.sample_bits
 
 
 def resolve_device(device: str = "auto") -> str:
