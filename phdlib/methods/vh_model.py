@@ -5,7 +5,9 @@ entries (float32), initialised uniformly in ``[-a, a]`` (``init_range``, 1 in
 the released code). Bit ``j`` is set with probability ``p = sigmoid(E^(j))``
 and sampled as ``b = ceil(p - mu)``, ``mu ~ U(0, 1)`` (stochastic) or
 ``mu = 0.5`` (deterministic). The gradient of the sample with respect to
-``p`` is the identity (straight-through estimator).
+``p`` is the identity (straight-through estimator). The bits, the scores below
+and the packed codes are those of :mod:`phdlib.codes.autograd`, the building
+block any PyTorch model can use; VH is its embedding-table instance.
 
 - VH: the score is ``<2 b_u - 1, 2 b_i - 1> = m - 2 d_H(u, i)``.
 - VH_PHD: the item bits are first projected by the user bits,
@@ -28,8 +30,12 @@ import torch
 from torch import nn
 
 from .. import codes as C
+from ..codes import autograd as A
 from ..codes.distances import DISTANCE_NAMES
 from .vh_config import TARGET_MAPS
+
+#: Straight-through bits (kept here, where VH first had them): :func:`phdlib.codes.autograd.sample_bits`.
+sample_bits = A.sample_bits
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -78,13 +84,6 @@ def torch_threads(n: int):
         torch.set_num_threads(old)
 
 
-def sample_bits(p: torch.Tensor, stochastic: bool, generator=None) -> torch.Tensor:
-    """Bits ``ceil(p - mu)`` in {0, 1} (float), straight-through gradient to ``p``."""
-    mu = torch.rand(p.shape, generator=generator, device=p.device) if stochastic else 0.5
-    hard = torch.ceil(p - mu)
-    return p + (hard - p).detach()
-
-
 class VHModel(nn.Module):
     """User and item embeddings and the forward pass (float32).
 
@@ -115,27 +114,24 @@ class VHModel(nn.Module):
         users, items: int64 tensors ``(B,)``. Without a bias the score is
         ``m - 2 d(u, i)`` exactly (d: Hamming or PHD).
         """
-        pu = torch.sigmoid(self.user_emb.index_select(0, users))
-        pi = torch.sigmoid(self.item_emb.index_select(0, items))
-        bu = sample_bits(pu, stochastic, generator)
-        bi = sample_bits(pi, stochastic, generator)
-        if self.distance == "phd":
-            bi = bi * (bu if self.user_mask_grad else bu.detach())
-        score = ((2.0 * bu - 1.0) * (2.0 * bi - 1.0)).sum(dim=1)
+        score, pu, pi = A.score(self.user_emb.index_select(0, users),
+                                self.item_emb.index_select(0, items), self.distance,
+                                stochastic=stochastic, generator=generator,
+                                user_mask_grad=self.user_mask_grad)
         if self.user_bias is not None:
             score = score + self.user_bias.index_select(0, users)
         return score, pu, pi
 
     @torch.no_grad()
     def codes(self, stochastic: bool = False, generator=None) -> tuple[C.PackedCodes, C.PackedCodes]:
-        """Packed codes of every user and item (one sample each when stochastic)."""
-        out = []
-        for emb in (self.user_emb, self.item_emb):
-            p = torch.sigmoid(emb)
-            mu = torch.rand(p.shape, generator=generator, device=p.device) if stochastic else 0.5
-            bits = torch.ceil(p - mu).to(torch.uint8).cpu().numpy()
-            out.append(C.pack(bits, encoding="01"))
-        return out[0], out[1]
+        """Packed codes of every user and item (one sample each when stochastic).
+
+        Plain codes (PHD's items are negated where they are searched); the
+        users' bits are drawn before the items'.
+        """
+        users = A.pack_logits(self.user_emb, stochastic, generator)
+        items = A.pack_logits(self.item_emb, stochastic, generator)
+        return users, items
 
     def state(self) -> dict:
         """A detached copy of every parameter (the best state kept in training)."""
