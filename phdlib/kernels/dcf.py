@@ -32,6 +32,10 @@ the update of ``DCDmex.c`` in the reference code, written with running
 predictions so that one sweep over the ``r`` bits costs ``O(n_u r)`` instead
 of ``O(n_u r^2)`` for the ``r x r`` Gram matrix.
 
+The same descent under another score that is linear in each bit (DCF_PHD's
+``m - 2 PHD``) is :func:`dcd_rows_form`, of which :func:`dcd_rows` is the
+inner-product case; :func:`form_predictions` computes such scores.
+
 Everything here is deterministic and parallel over rows (``prange``); rows are
 independent given the other side, so the result does not depend on threads.
 """
@@ -45,44 +49,67 @@ from .bits import popcount
 from .linalg import solve_spd
 
 
+#: The score forms ``(h, o, q, z)`` of :func:`dcd_rows_form` (float64 (4,)): a
+#: rating of row code ``x`` and column code ``y`` scores ``c_t * sum_k ((h y_k +
+#: o) x_k + q y_k + z)``. Hamming (DCF): the inner product ``<x, y>``, either
+#: side. PHD (``m - 2 PHD(u, i)``, ``PHD = #{k: b_uk = 1, d_ik = -1}``), with
+#: users as rows: ``sum_k ((d_k - 1)/2 b_k + (1 + d_k)/2)``; with items as rows:
+#: ``sum_k ((1 + b_k)/2 d_k + (1 - b_k)/2)``. The derivation is in
+#: :mod:`phdlib.methods.discrete_phd`.
+HAMMING_FORM = np.array([1.0, 0.0, 0.0, 0.0])
+PHD_USER_FORM = np.array([0.5, -0.5, 0.5, 0.5])
+PHD_ITEM_FORM = np.array([0.5, 0.5, -0.5, 0.5])
+
+
 @nb.njit(cache=True, parallel=True)
-def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
-    """Discrete coordinate descent on every row's code, in place.
+def dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps, form):
+    """Discrete coordinate descent on every row's code under a score ``form``, in place.
 
     indptr int64 (n+1,), cols int32 (nnz,), target float64 (nnz,),
     wrow float64 (n,), wcol float64 (m,), codes int8 (n, r) (updated),
     other int8 (m, r), bias float64 (n, r), max_sweeps int (>= 1): the cap of
-    cyclic sweeps over the bits per row (``maxItr2`` of the reference, 5).
+    cyclic sweeps over the bits per row (``maxItr2`` of the reference, 5);
+    form float64 (4,) ``(h, o, q, z)``: rating ``t = (u, j)`` scores
+    ``p_t = c_t sum_k (a_jk x_k + q y_k + z)`` with ``x = codes[u]``,
+    ``y = other[j]`` and the bit's coefficient ``a_jk = h y_k + o``
+    (:data:`HAMMING_FORM`, :data:`PHD_USER_FORM`, :data:`PHD_ITEM_FORM`).
+    Bit ``k`` is set to the sign of
+    ``bias_uk + sum_t c_t a_jk (target_t - p_t) + x_k sum_t (c_t a_jk)^2``
+    (kept at 0). With :data:`HAMMING_FORM` this is :func:`dcd_rows`, to the
+    last bit: ``a_jk = y_k`` and ``(c_t a_jk)^2 = c_t^2`` exactly.
     A row stops early after a sweep that changes no bit.
 
     Returns int64 (n,): number of bit flips per row.
     """
     n, r = codes.shape
+    h, o, q, z = form[0], form[1], form[2], form[3]
     flips = np.zeros(n, dtype=np.int64)
     for u in nb.prange(n):
         s, e = indptr[u], indptr[u + 1]
         nu = e - s
         p = np.empty(nu, dtype=np.float64)
         c = np.empty(nu, dtype=np.float64)
-        cc = 0.0
+        cc = np.zeros(r, dtype=np.float64)
         for t in range(nu):
             j = cols[s + t]
             ct = wrow[u] * wcol[j]
             c[t] = ct
-            cc += ct * ct
-            acc = 0
+            acc = 0.0
             for k in range(r):
-                acc += codes[u, k] * other[j, k]
+                a = h * other[j, k] + o
+                w = ct * a
+                cc[k] += w * w
+                acc += a * codes[u, k] + q * other[j, k] + z
             p[t] = ct * acc
         nflip = 0
         for _sweep in range(max_sweeps):
             changed = 0
             for k in range(r):
                 bk = codes[u, k]
-                g = bias[u, k] + bk * cc
+                g = bias[u, k] + bk * cc[k]
                 for t in range(nu):
                     j = cols[s + t]
-                    g += c[t] * other[j, k] * (target[s + t] - p[t])
+                    g += c[t] * (h * other[j, k] + o) * (target[s + t] - p[t])
                 if g > 0.0:
                     nb_ = 1
                 elif g < 0.0:
@@ -94,12 +121,42 @@ def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
                     changed += 1
                     for t in range(nu):
                         j = cols[s + t]
-                        p[t] += 2.0 * nb_ * c[t] * other[j, k]
+                        p[t] += 2.0 * nb_ * c[t] * (h * other[j, k] + o)
             nflip += changed
             if changed == 0:
                 break
         flips[u] = nflip
     return flips
+
+
+def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
+    """Discrete coordinate descent of DCF (inner-product score) on every row's code, in place.
+
+    :func:`dcd_rows_form` with :data:`HAMMING_FORM`: arguments as there, bit
+    ``k`` set to the sign of ``bias_uk + sum_t c_t d_jk (target_t - p_t) +
+    b_uk sum_t c_t^2`` (DCDmex.c's update). Returns int64 (n,): bit flips per row.
+    """
+    return dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps,
+                         HAMMING_FORM)
+
+
+@nb.njit(cache=True, parallel=True)
+def form_predictions(indptr, cols, wrow, wcol, codes, other, form, out):
+    """``out[t] = wrow[u] wcol[j] sum_k ((h y_k + o) x_k + q y_k + z)`` for every rating.
+
+    The score of :func:`dcd_rows_form` (``x = codes[u]``, ``y = other[j]``,
+    int8 ±1; form float64 (4,)), e.g. ``m - 2 PHD(u, j)`` with
+    :data:`PHD_USER_FORM`; shapes as there; out float64 (nnz,), written.
+    """
+    n, r = codes.shape
+    h, o, q, z = form[0], form[1], form[2], form[3]
+    for u in nb.prange(n):
+        for t in range(indptr[u], indptr[u + 1]):
+            j = cols[t]
+            acc = 0.0
+            for k in range(r):
+                acc += (h * other[j, k] + o) * codes[u, k] + q * other[j, k] + z
+            out[t] = wrow[u] * wcol[j] * acc
 
 
 @nb.njit(cache=True, parallel=True)
