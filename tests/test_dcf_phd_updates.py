@@ -100,49 +100,56 @@ def _graph_problem(seed, n_users=30, n_items=20, m=8):
 @pytest.mark.parametrize("score", SCORES)
 @pytest.mark.parametrize("side", SIDES)
 def test_numba_sweep_makes_the_reference_choices(score, side):
-    """One sweep of :func:`phdlib.kernels.dcf.dcd_rows_form` = the reference's bit-by-bit sweep."""
-    user_form, item_form = P.FORMS[score]
+    """One sweep of :func:`phdlib.kernels.dcf.dcd_rows_linear` = the reference's bit-by-bit sweep."""
     for seed in range(5):
         g, target, user, item, B, D, bx, by = _graph_problem(seed)
         expect = P.sweep(user, item, target, B, D, bx if side == "user" else by, score, side)
         got_B, got_D = B.copy(), D.copy()
         ones_u, ones_i = np.ones(g.n_users), np.ones(g.n_items)
         if side == "user":
-            K.dcd_rows_form(g.u_indptr, g.u_items, target, ones_u, ones_i, got_B, got_D, bx, 1,
-                            user_form)
+            K.dcd_rows_linear(g.u_indptr, g.u_items, target, ones_u, ones_i, got_B,
+                              *P.linear_terms(score, side, got_D), bx, 1)
             got = got_B
         else:
-            K.dcd_rows_form(g.i_indptr, g.i_users, np.ascontiguousarray(target[g.i_pos]), ones_i,
-                            ones_u, got_D, got_B, by, 1, item_form)
+            K.dcd_rows_linear(g.i_indptr, g.i_users, np.ascontiguousarray(target[g.i_pos]), ones_i,
+                              ones_u, got_D, *P.linear_terms(score, side, got_B), by, 1)
             got = got_D
         assert not np.array_equal(expect, B if side == "user" else D), "the sweep changed nothing"
         np.testing.assert_array_equal(got, expect, err_msg=f"seed {seed}: {score} {side} sweep")
 
 
 @pytest.mark.parametrize("score", SCORES)
-def test_form_predictions_are_the_scores(score):
+def test_linear_predictions_are_the_scores(score):
+    """The linear terms of either side give the score of every pair."""
     g, target, user, item, B, D, _, _ = _graph_problem(7)
+    expect = P.scores(B, D, score)[user, item]
     out = np.empty(g.nnz)
-    if score == "phd":
-        K.form_predictions(g.u_indptr, g.u_items, np.ones(g.n_users), np.ones(g.n_items), B, D,
-                           P.FORMS[score][0], out)
-    else:
-        K.weighted_predictions(g.u_indptr, g.u_items, np.ones(g.n_users), np.ones(g.n_items), B,
-                               D, out)
-    np.testing.assert_array_equal(out, P.scores(B, D, score)[user, item])
-    # the item-row form scores the same pairs from the other side
-    K.form_predictions(g.i_indptr, g.i_users, np.ones(g.n_items), np.ones(g.n_users), D, B,
-                       P.FORMS[score][1], out)
-    np.testing.assert_array_equal(out, P.scores(B, D, score)[user, item][g.i_pos])
+    K.linear_predictions(g.u_indptr, g.u_items, np.ones(g.n_users), np.ones(g.n_items), B,
+                         *P.linear_terms(score, "user", D), out)
+    np.testing.assert_array_equal(out, expect, err_msg=f"{score}: user-row terms")
+    K.linear_predictions(g.i_indptr, g.i_users, np.ones(g.n_items), np.ones(g.n_users), D,
+                         *P.linear_terms(score, "item", B), out)
+    np.testing.assert_array_equal(out, expect[g.i_pos], err_msg=f"{score}: item-row terms")
 
 
-def test_dcd_rows_is_the_hamming_form():
+def test_phd_coefficients_are_minus_one_exactly_where_the_item_bit_is_minus_one():
+    rng = np.random.default_rng(1)
+    D, B = _pm1(rng, (6, 9)), _pm1(rng, (5, 9))
+    coef, const = P.linear_terms("phd", "user", D)
+    np.testing.assert_array_equal(coef, np.where(D == -1, -1, 0))
+    np.testing.assert_array_equal(const, (D == 1).sum(axis=1))
+    coef, const = P.linear_terms("phd", "item", B)
+    np.testing.assert_array_equal(coef, np.where(B == 1, 1, 0))
+    np.testing.assert_array_equal(const, (B == -1).sum(axis=1))
+
+
+def test_dcd_rows_is_the_inner_product_case():
     g, target, *_, B, D, bx, _ = _graph_problem(3)
     a, b = B.copy(), B.copy()
     fa = K.dcd_rows(g.u_indptr, g.u_items, target, np.ones(g.n_users), np.ones(g.n_items), a, D,
                     bx, 5)
-    fb = K.dcd_rows_form(g.u_indptr, g.u_items, target, np.ones(g.n_users), np.ones(g.n_items), b,
-                         D, bx, 5, K.HAMMING_FORM)
+    fb = K.dcd_rows_linear(g.u_indptr, g.u_items, target, np.ones(g.n_users), np.ones(g.n_items),
+                           b, *P.linear_terms("hamming", "user", D), bx, 5)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(fa, fb)
 
@@ -150,5 +157,7 @@ def test_dcd_rows_is_the_hamming_form():
 def test_unknown_score_and_side_are_named():
     with pytest.raises(ValueError, match="score must be one of .* got 'cosine'"):
         P.scores(np.ones((2, 3)), np.ones((2, 3)), "cosine")
+    with pytest.raises(ValueError, match="side must be 'user' or 'item', got 'both'"):
+        P.linear_terms("phd", "both", np.ones((2, 3), dtype=np.int8))
     with pytest.raises(ValueError, match="side must be 'user' or 'item', got 'both'"):
         P.bit_update([0], [0], [1.0], np.ones((1, 2)), np.ones((1, 2)), 0.0, "phd", "both", 0, 0)

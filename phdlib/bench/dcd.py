@@ -1,12 +1,14 @@
 """The cost of one discrete-coordinate-descent sweep scored by PHD against one scored by Hamming.
 
 DCF (:mod:`phdlib.methods.dcf`) and DCF_PHD (:mod:`phdlib.methods.dcf_phd`)
-run the same kernel (:func:`phdlib.kernels.dcf.dcd_rows_form`) with different
-score forms. :func:`sweep_ratio` times one sweep of each on the same problem:
+run the same kernel (:func:`phdlib.kernels.dcf.dcd_rows_linear`) with different
+linear terms (:func:`phdlib.methods.discrete_phd.linear_terms`). :func:`sweep_ratio` times one sweep of each on the same problem:
 the training split's ratings scaled to ``[-bits, bits]``, the same seeded
 random ±1 starting codes and balance surrogates, one cyclic pass over every
 user's bits then every item's (``max_sweeps=1``), each call on fresh copies
-of the codes, the two distances interleaved (A-B, B-A, ...). The work of a
+of the codes, the two distances interleaved (A-B, B-A, ...). A sweep includes making the
+linear terms of the other side (for Hamming the codes themselves, for PHD an
+int8 copy), as a training round does. The work of a
 sweep also depends on how many bits flip (a flip updates the row's running
 scores), so the flip counts are reported beside the times.
 """
@@ -18,7 +20,7 @@ from .machine import machine_info
 from .timing import interleaved, paired_ratio
 from ..kernels import dcf as K
 from ..methods.discrete import RatingGraph, balanced_decorrelated, scale_ratings
-from ..methods.discrete_phd import FORMS
+from ..methods.discrete_phd import linear_terms
 
 __all__ = ["sweep_problem", "sweep_ratio"]
 
@@ -46,15 +48,14 @@ def sweep_problem(split, bits: int, alpha: float = 0.1, seed: int = 0) -> dict:
 def _sweep(pb: dict, score: str):
     """A function running one user sweep then one item sweep on copies; returns the flips."""
     g = pb["graph"]
-    user_form, item_form = FORMS[score]
     ones_u, ones_i = np.ones(g.n_users), np.ones(g.n_items)
 
     def run() -> int:
         B, D = pb["B"].copy(), pb["D"].copy()
-        f = K.dcd_rows_form(g.u_indptr, g.u_items, pb["target"], ones_u, ones_i, B, D,
-                            pb["bias_users"], 1, user_form).sum()
-        f += K.dcd_rows_form(g.i_indptr, g.i_users, pb["target_items"], ones_i, ones_u, D, B,
-                             pb["bias_items"], 1, item_form).sum()
+        f = K.dcd_rows_linear(g.u_indptr, g.u_items, pb["target"], ones_u, ones_i, B,
+                              *linear_terms(score, "user", D), pb["bias_users"], 1).sum()
+        f += K.dcd_rows_linear(g.i_indptr, g.i_users, pb["target_items"], ones_i, ones_u, D,
+                               *linear_terms(score, "item", B), pb["bias_items"], 1).sum()
         return int(f)
 
     return run

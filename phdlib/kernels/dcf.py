@@ -33,8 +33,8 @@ predictions so that one sweep over the ``r`` bits costs ``O(n_u r)`` instead
 of ``O(n_u r^2)`` for the ``r x r`` Gram matrix.
 
 The same descent under another score that is linear in each bit (DCF_PHD's
-``m - 2 PHD``) is :func:`dcd_rows_form`, of which :func:`dcd_rows` is the
-inner-product case; :func:`form_predictions` computes such scores.
+``m - 2 PHD``) is :func:`dcd_rows_linear`, of which :func:`dcd_rows` is the
+inner-product case; :func:`linear_predictions` computes such scores.
 
 Everything here is deterministic and parallel over rows (``prange``); rows are
 independent given the other side, so the result does not depend on threads.
@@ -49,40 +49,26 @@ from .bits import popcount
 from .linalg import solve_spd
 
 
-#: The score forms ``(h, o, q, z)`` of :func:`dcd_rows_form` (float64 (4,)): a
-#: rating of row code ``x`` and column code ``y`` scores ``c_t * sum_k ((h y_k +
-#: o) x_k + q y_k + z)``. Hamming (DCF): the inner product ``<x, y>``, either
-#: side. PHD (``m - 2 PHD(u, i)``, ``PHD = #{k: b_uk = 1, d_ik = -1}``), with
-#: users as rows: ``sum_k ((d_k - 1)/2 b_k + (1 + d_k)/2)``; with items as rows:
-#: ``sum_k ((1 + b_k)/2 d_k + (1 - b_k)/2)``. The derivation is in
-#: :mod:`phdlib.methods.discrete_phd`.
-HAMMING_FORM = np.array([1.0, 0.0, 0.0, 0.0])
-PHD_USER_FORM = np.array([0.5, -0.5, 0.5, 0.5])
-PHD_ITEM_FORM = np.array([0.5, 0.5, -0.5, 0.5])
-
-
 @nb.njit(cache=True, parallel=True)
-def dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps, form):
-    """Discrete coordinate descent on every row's code under a score ``form``, in place.
+def dcd_rows_linear(indptr, cols, target, wrow, wcol, codes, coef, const, bias, max_sweeps):
+    """Discrete coordinate descent on every row's code under a score linear in each bit, in place.
 
     indptr int64 (n+1,), cols int32 (nnz,), target float64 (nnz,),
     wrow float64 (n,), wcol float64 (m,), codes int8 (n, r) (updated),
-    other int8 (m, r), bias float64 (n, r), max_sweeps int (>= 1): the cap of
-    cyclic sweeps over the bits per row (``maxItr2`` of the reference, 5);
-    form float64 (4,) ``(h, o, q, z)``: rating ``t = (u, j)`` scores
-    ``p_t = c_t sum_k (a_jk x_k + q y_k + z)`` with ``x = codes[u]``,
-    ``y = other[j]`` and the bit's coefficient ``a_jk = h y_k + o``
-    (:data:`HAMMING_FORM`, :data:`PHD_USER_FORM`, :data:`PHD_ITEM_FORM`).
+    coef int8 (m, r), const float64 (m,), bias float64 (n, r), max_sweeps int
+    (>= 1): the cap of cyclic sweeps over the bits per row (``maxItr2`` of
+    the reference, 5). Rating ``t = (u, j)`` scores
+    ``p_t = c_t (sum_k coef[j, k] codes[u, k] + const[j])``: DCF's inner
+    product is ``coef = other`` (the column codes), ``const = 0``; DCF_PHD's
+    coefficients and constants are :func:`phdlib.methods.discrete_phd.linear_terms`.
     Bit ``k`` is set to the sign of
-    ``bias_uk + sum_t c_t a_jk (target_t - p_t) + x_k sum_t (c_t a_jk)^2``
-    (kept at 0). With :data:`HAMMING_FORM` this is :func:`dcd_rows`, to the
-    last bit: ``a_jk = y_k`` and ``(c_t a_jk)^2 = c_t^2`` exactly.
+    ``bias_uk + sum_t c_t coef_jk (target_t - p_t) + b_uk sum_t (c_t coef_jk)^2``
+    (kept at 0): the sign that lowers the objective with every other bit fixed.
     A row stops early after a sweep that changes no bit.
 
     Returns int64 (n,): number of bit flips per row.
     """
     n, r = codes.shape
-    h, o, q, z = form[0], form[1], form[2], form[3]
     flips = np.zeros(n, dtype=np.int64)
     for u in nb.prange(n):
         s, e = indptr[u], indptr[u + 1]
@@ -94,13 +80,13 @@ def dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_swee
             j = cols[s + t]
             ct = wrow[u] * wcol[j]
             c[t] = ct
-            acc = 0.0
+            acc = 0
             for k in range(r):
-                a = h * other[j, k] + o
-                w = ct * a
-                cc[k] += w * w
-                acc += a * codes[u, k] + q * other[j, k] + z
-            p[t] = ct * acc
+                acc += codes[u, k] * coef[j, k]
+            p[t] = ct * (acc + const[j])
+            c2 = ct * ct
+            for k in range(r):  # (c_t coef)^2 = c_t^2 coef^2 exactly: coef in {-1, 0, 1}
+                cc[k] += c2 * (coef[j, k] * coef[j, k])
         nflip = 0
         for _sweep in range(max_sweeps):
             changed = 0
@@ -109,7 +95,7 @@ def dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_swee
                 g = bias[u, k] + bk * cc[k]
                 for t in range(nu):
                     j = cols[s + t]
-                    g += c[t] * (h * other[j, k] + o) * (target[s + t] - p[t])
+                    g += c[t] * coef[j, k] * (target[s + t] - p[t])
                 if g > 0.0:
                     nb_ = 1
                 elif g < 0.0:
@@ -121,7 +107,7 @@ def dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_swee
                     changed += 1
                     for t in range(nu):
                         j = cols[s + t]
-                        p[t] += 2.0 * nb_ * c[t] * (h * other[j, k] + o)
+                        p[t] += 2.0 * nb_ * c[t] * coef[j, k]
             nflip += changed
             if changed == 0:
                 break
@@ -132,31 +118,30 @@ def dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_swee
 def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
     """Discrete coordinate descent of DCF (inner-product score) on every row's code, in place.
 
-    :func:`dcd_rows_form` with :data:`HAMMING_FORM`: arguments as there, bit
-    ``k`` set to the sign of ``bias_uk + sum_t c_t d_jk (target_t - p_t) +
-    b_uk sum_t c_t^2`` (DCDmex.c's update). Returns int64 (n,): bit flips per row.
+    :func:`dcd_rows_linear` with ``coef = other`` (int8 (m, r), the column
+    codes) and ``const = 0``: bit ``k`` is set to the sign of ``bias_uk +
+    sum_t c_t d_jk (target_t - p_t) + b_uk sum_t c_t^2`` (DCDmex.c's update;
+    ``(c_t d_jk)^2 = c_t^2`` exactly). Returns int64 (n,): bit flips per row.
     """
-    return dcd_rows_form(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps,
-                         HAMMING_FORM)
+    return dcd_rows_linear(indptr, cols, target, wrow, wcol, codes, other,
+                           np.zeros(other.shape[0]), bias, max_sweeps)
 
 
 @nb.njit(cache=True, parallel=True)
-def form_predictions(indptr, cols, wrow, wcol, codes, other, form, out):
-    """``out[t] = wrow[u] wcol[j] sum_k ((h y_k + o) x_k + q y_k + z)`` for every rating.
+def linear_predictions(indptr, cols, wrow, wcol, codes, coef, const, out):
+    """``out[t] = wrow[u] wcol[j] (sum_k coef[j, k] codes[u, k] + const[j])`` for every rating.
 
-    The score of :func:`dcd_rows_form` (``x = codes[u]``, ``y = other[j]``,
-    int8 ±1; form float64 (4,)), e.g. ``m - 2 PHD(u, j)`` with
-    :data:`PHD_USER_FORM`; shapes as there; out float64 (nnz,), written.
+    The score of :func:`dcd_rows_linear` (shapes as there), e.g. ``m - 2
+    PHD(u, j)`` with DCF_PHD's terms; out float64 (nnz,), written.
     """
     n, r = codes.shape
-    h, o, q, z = form[0], form[1], form[2], form[3]
     for u in nb.prange(n):
         for t in range(indptr[u], indptr[u + 1]):
             j = cols[t]
-            acc = 0.0
+            acc = 0
             for k in range(r):
-                acc += (h * other[j, k] + o) * codes[u, k] + q * other[j, k] + z
-            out[t] = wrow[u] * wcol[j] * acc
+                acc += codes[u, k] * coef[j, k]
+            out[t] = wrow[u] * wcol[j] * (acc + const[j])
 
 
 @nb.njit(cache=True, parallel=True)

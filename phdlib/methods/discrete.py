@@ -43,7 +43,7 @@ import numpy as np
 
 from ..kernels import dcf as _k
 from .base import rating_arrays
-from .discrete_phd import FORMS, check_score
+from .discrete_phd import check_score, linear_terms
 
 __all__ = ["RatingGraph", "BlockModel", "scale_ratings", "balanced_decorrelated", "relaxed_init",
            "fit_blocks", "objective", "pair_scores"]
@@ -183,7 +183,7 @@ def _block_prediction(g, L, R, wu, wi, score="hamming"):
     if check_score(score) == "hamming":
         _k.weighted_predictions(g.u_indptr, g.u_items, wu, wi, L, R, out)
     else:
-        _k.form_predictions(g.u_indptr, g.u_items, wu, wi, L, R, FORMS[score][0], out)
+        _k.linear_predictions(g.u_indptr, g.u_items, wu, wi, L, *linear_terms(score, "user", R), out)
     return out
 
 
@@ -315,19 +315,20 @@ def _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta
     """One outer iteration: every block's user codes, item codes, then X, Y. Returns bit flips.
 
     Updates Bs, Ds, Xs, Ys, preds (lists, per block) and total (float64 (nnz,)) in place.
-    score: "hamming" (DCF's inner product) or "phd" (``m - 2 PHD``), the forms
-    of :data:`phdlib.methods.discrete_phd.FORMS`.
+    score: "hamming" (DCF's inner product) or "phd" (``m - 2 PHD``), the terms
+    of :func:`phdlib.methods.discrete_phd.linear_terms`.
     """
-    user_form, item_form = FORMS[check_score(score)]
+    check_score(score)
     flips = 0
     for b in range(len(Bs)):
         wu, wi = Wu[:, b].copy(), Wi[:, b].copy()
         resid = target - total + preds[b]
-        flips += int(_k.dcd_rows_form(g.u_indptr, g.u_items, resid, wu, wi, Bs[b], Ds[b],
-                                      alpha * Xs[b], int(max_sweeps), user_form).sum())
-        flips += int(_k.dcd_rows_form(g.i_indptr, g.i_users, np.ascontiguousarray(resid[g.i_pos]),
-                                      wi, wu, Ds[b], Bs[b], beta * Ys[b], int(max_sweeps),
-                                      item_form).sum())
+        flips += int(_k.dcd_rows_linear(g.u_indptr, g.u_items, resid, wu, wi, Bs[b],
+                                        *linear_terms(score, "user", Ds[b]), alpha * Xs[b],
+                                        int(max_sweeps)).sum())
+        flips += int(_k.dcd_rows_linear(g.i_indptr, g.i_users, np.ascontiguousarray(resid[g.i_pos]),
+                                        wi, wu, Ds[b], *linear_terms(score, "item", Bs[b]),
+                                        beta * Ys[b], int(max_sweeps)).sum())
         _refresh_block(g, Bs, Ds, Xs, Ys, b, wu, wi, preds, total, rng, score)
     return flips
 

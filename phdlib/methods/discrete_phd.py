@@ -54,7 +54,7 @@ and ``x^2 = 1``, so ``f(+1) - f(-1) = -4 [sum_t c_t (r_t - a_t) + alpha x~]``:
 
 With the current score ``s_t = a_t + c_t x_old`` the argument is
 ``alpha x~ + sum_t c_t (r_t - s_t) + x_old sum_t c_t^2``, the form the kernel
-:func:`phdlib.kernels.dcf.dcd_rows_form` evaluates with running scores. So:
+:func:`phdlib.kernels.dcf.dcd_rows_linear` evaluates with running scores. So:
 
 - Hamming (DCF), user bit: ``b_uk <- sgn(alpha x_uk + sum_i d_ik (r_ui - s_ui) + b_uk n_u)``;
   item bit: ``d_ik <- sgn(beta y_ik + sum_u b_uk (r_ui - s_ui) + d_ik n_i)``;
@@ -68,11 +68,13 @@ update cannot increase ``L``; so neither can a sweep, nor the closed-form
 ``X``, ``Y`` steps (they maximise ``tr(B^T X)``, ``tr(D^T Y)``), which is why
 the discrete rounds of DCF_PHD are monotone as DCF's are.
 
-The kernels take a score form ``(h, o, q, z)``, ``s = sum_k ((h y_k + o) x_k +
-q y_k + z)`` with ``x`` the code being updated (:data:`FORMS`): Hamming
-``(1, 0, 0, 0)`` both sides, PHD ``(1/2, -1/2, 1/2, 1/2)`` for user rows and
-``(1/2, 1/2, -1/2, 1/2)`` for item rows. Summed, the PHD score is
-``s_ui = (<b_u, d_i> - sum_k b_uk + sum_k d_ik + m) / 2``.
+The kernel :func:`phdlib.kernels.dcf.dcd_rows_linear` takes, for the side
+being updated, the coefficient of each of its bits from each code of the other
+side and a constant per code of the other side: the score of a pair is
+``sum_k coef_k x_k + const`` (:func:`linear_terms`). Hamming: ``coef = y``,
+``const = 0``; PHD, user rows: ``coef = (d - 1)/2``, ``const = #{k: d_k = +1}``;
+item rows: ``coef = (1 + b)/2``, ``const = #{k: b_k = -1}``. Summed, the PHD
+score is ``s_ui = (<b_u, d_i> - sum_k b_uk + sum_k d_ik + m) / 2``.
 
 This module holds that bookkeeping and a plain-NumPy reference of both
 distances' scores, objective and single-bit updates (:func:`scores`,
@@ -83,21 +85,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import dcf as _k
-
-__all__ = ["SCORES", "FORMS", "check_score", "scores", "objective", "bit_update", "sweep"]
+__all__ = ["SCORES", "linear_terms", "check_score", "scores", "objective", "bit_update", "sweep"]
 
 #: The scores the discrete model can rank by (a :data:`phdlib.codes.DISTANCES` name each).
 SCORES = ("hamming", "phd")
 
-#: score -> (form of user rows, form of item rows) of :func:`phdlib.kernels.dcf.dcd_rows_form`.
-FORMS = {"hamming": (_k.HAMMING_FORM, _k.HAMMING_FORM),
-         "phd": (_k.PHD_USER_FORM, _k.PHD_ITEM_FORM)}
+
+def linear_terms(score: str, side: str, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The score as linear in each bit of ``side``'s codes, given the other side's codes.
+
+    other int8 (m, r): ±1 codes of the other side (items when ``side`` is
+    "user", users when "item"). Returns ``(coef, const)``: int8 (m, r) and
+    float64 (m,), so that a pair scores ``sum_k coef[j, k] x_k + const[j]``
+    (the arguments of :func:`phdlib.kernels.dcf.dcd_rows_linear`). Hamming:
+    ``(other, 0)`` (the array itself, no copy); PHD users: ``((d - 1)/2,
+    #{d_k = +1})``; PHD items: ``((1 + b)/2, #{b_k = -1})``.
+    """
+    other = np.asarray(other)
+    if side not in ("user", "item"):
+        raise ValueError(f"side must be 'user' or 'item', got {side!r}")
+    if check_score(score) == "hamming":
+        return other, np.zeros(other.shape[0])
+    on = other == (-1 if side == "user" else 1)  # where the coefficient is nonzero
+    coef = on.astype(np.int8)
+    if side == "user":
+        coef = -coef
+    const = (other.shape[1] - on.sum(axis=1)).astype(np.float64)
+    return coef, const
 
 
 def check_score(score: str) -> str:
     """``score`` if it is one of :data:`SCORES`, else ``ValueError`` naming it."""
-    if score not in FORMS:
+    if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}, got {score!r}")
     return score
 
@@ -106,7 +125,7 @@ def scores(B, D, score: str) -> np.ndarray:
     """float64 (n_users, n_items): ``<b_u, d_i>`` (Hamming) or ``m - 2 PHD(u, i)`` (PHD).
 
     B int (n_users, m), D int (n_items, m): ±1 codes. Computed from the
-    definitions (counts of bits), not from the kernels' forms.
+    definitions (counts of bits), not from the kernels' linear terms.
     """
     B = np.asarray(B, dtype=np.int64)
     D = np.asarray(D, dtype=np.int64)
