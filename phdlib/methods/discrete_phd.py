@@ -85,10 +85,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codes import HAMMING, PHD
+
 __all__ = ["SCORES", "linear_terms", "check_score", "scores", "objective", "bit_update", "sweep"]
 
-#: The scores the discrete model can rank by (a :data:`phdlib.codes.DISTANCES` name each).
-SCORES = ("hamming", "phd")
+#: The scores the discrete model can fit, by the name of the distance it ranks by: the two
+#: whose bit updates are derived above (another distance needs its own derivation).
+SCORES = (HAMMING.name, PHD.name)
 
 
 def linear_terms(score: str, side: str, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +107,7 @@ def linear_terms(score: str, side: str, other: np.ndarray) -> tuple[np.ndarray, 
     other = np.asarray(other)
     if side not in ("user", "item"):
         raise ValueError(f"side must be 'user' or 'item', got {side!r}")
-    if check_score(score) == "hamming":
+    if check_score(score) == HAMMING.name:
         return other, np.zeros(other.shape[0])
     on = other == (-1 if side == "user" else 1)  # where the coefficient is nonzero
     coef = on.astype(np.int8)
@@ -130,7 +133,7 @@ def scores(B, D, score: str) -> np.ndarray:
     B = np.asarray(B, dtype=np.int64)
     D = np.asarray(D, dtype=np.int64)
     m = B.shape[1]
-    if check_score(score) == "hamming":
+    if check_score(score) == HAMMING.name:
         return (B @ D.T).astype(np.float64)
     phd = ((B[:, None, :] == 1) & (D[None, :, :] == -1)).sum(axis=2)
     return (m - 2 * phd).astype(np.float64)
@@ -154,7 +157,7 @@ def _coefficient(side: str, score: str, other_bits: np.ndarray) -> np.ndarray:
     side "item": the users' ``b_uk`` (Hamming ``b``, PHD ``(1 + b)/2``).
     """
     y = other_bits.astype(np.float64)
-    if score == "hamming":
+    if score == HAMMING.name:
         return y
     return (y - 1.0) / 2.0 if side == "user" else (1.0 + y) / 2.0
 
