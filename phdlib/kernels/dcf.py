@@ -32,6 +32,10 @@ the update of ``DCDmex.c`` in the reference code, written with running
 predictions so that one sweep over the ``r`` bits costs ``O(n_u r)`` instead
 of ``O(n_u r^2)`` for the ``r x r`` Gram matrix.
 
+The same descent under another score that is linear in each bit (DCF_PHD's
+``m - 2 PHD``) is :func:`dcd_rows_linear`, of which :func:`dcd_rows` is the
+inner-product case; :func:`linear_predictions` computes such scores.
+
 Everything here is deterministic and parallel over rows (``prange``); rows are
 independent given the other side, so the result does not depend on threads.
 """
@@ -46,13 +50,20 @@ from .linalg import solve_spd
 
 
 @nb.njit(cache=True, parallel=True)
-def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
-    """Discrete coordinate descent on every row's code, in place.
+def dcd_rows_linear(indptr, cols, target, wrow, wcol, codes, coef, const, bias, max_sweeps):
+    """Discrete coordinate descent on every row's code under a score linear in each bit, in place.
 
     indptr int64 (n+1,), cols int32 (nnz,), target float64 (nnz,),
     wrow float64 (n,), wcol float64 (m,), codes int8 (n, r) (updated),
-    other int8 (m, r), bias float64 (n, r), max_sweeps int (>= 1): the cap of
-    cyclic sweeps over the bits per row (``maxItr2`` of the reference, 5).
+    coef int8 (m, r), const float64 (m,), bias float64 (n, r), max_sweeps int
+    (>= 1): the cap of cyclic sweeps over the bits per row (``maxItr2`` of
+    the reference, 5). Rating ``t = (u, j)`` scores
+    ``p_t = c_t (sum_k coef[j, k] codes[u, k] + const[j])``: DCF's inner
+    product is ``coef = other`` (the column codes), ``const = 0``; DCF_PHD's
+    coefficients and constants are :func:`phdlib.methods.discrete_phd.linear_terms`.
+    Bit ``k`` is set to the sign of
+    ``bias_uk + sum_t c_t coef_jk (target_t - p_t) + b_uk sum_t (c_t coef_jk)^2``
+    (kept at 0): the sign that lowers the objective with every other bit fixed.
     A row stops early after a sweep that changes no bit.
 
     Returns int64 (n,): number of bit flips per row.
@@ -64,25 +75,27 @@ def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
         nu = e - s
         p = np.empty(nu, dtype=np.float64)
         c = np.empty(nu, dtype=np.float64)
-        cc = 0.0
+        cc = np.zeros(r, dtype=np.float64)
         for t in range(nu):
             j = cols[s + t]
             ct = wrow[u] * wcol[j]
             c[t] = ct
-            cc += ct * ct
             acc = 0
             for k in range(r):
-                acc += codes[u, k] * other[j, k]
-            p[t] = ct * acc
+                acc += codes[u, k] * coef[j, k]
+            p[t] = ct * (acc + const[j])
+            c2 = ct * ct
+            for k in range(r):  # (c_t coef)^2 = c_t^2 coef^2 exactly: coef in {-1, 0, 1}
+                cc[k] += c2 * (coef[j, k] * coef[j, k])
         nflip = 0
         for _sweep in range(max_sweeps):
             changed = 0
             for k in range(r):
                 bk = codes[u, k]
-                g = bias[u, k] + bk * cc
+                g = bias[u, k] + bk * cc[k]
                 for t in range(nu):
                     j = cols[s + t]
-                    g += c[t] * other[j, k] * (target[s + t] - p[t])
+                    g += c[t] * coef[j, k] * (target[s + t] - p[t])
                 if g > 0.0:
                     nb_ = 1
                 elif g < 0.0:
@@ -94,12 +107,41 @@ def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
                     changed += 1
                     for t in range(nu):
                         j = cols[s + t]
-                        p[t] += 2.0 * nb_ * c[t] * other[j, k]
+                        p[t] += 2.0 * nb_ * c[t] * coef[j, k]
             nflip += changed
             if changed == 0:
                 break
         flips[u] = nflip
     return flips
+
+
+def dcd_rows(indptr, cols, target, wrow, wcol, codes, other, bias, max_sweeps):
+    """Discrete coordinate descent of DCF (inner-product score) on every row's code, in place.
+
+    :func:`dcd_rows_linear` with ``coef = other`` (int8 (m, r), the column
+    codes) and ``const = 0``: bit ``k`` is set to the sign of ``bias_uk +
+    sum_t c_t d_jk (target_t - p_t) + b_uk sum_t c_t^2`` (DCDmex.c's update;
+    ``(c_t d_jk)^2 = c_t^2`` exactly). Returns int64 (n,): bit flips per row.
+    """
+    return dcd_rows_linear(indptr, cols, target, wrow, wcol, codes, other,
+                           np.zeros(other.shape[0]), bias, max_sweeps)
+
+
+@nb.njit(cache=True, parallel=True)
+def linear_predictions(indptr, cols, wrow, wcol, codes, coef, const, out):
+    """``out[t] = wrow[u] wcol[j] (sum_k coef[j, k] codes[u, k] + const[j])`` for every rating.
+
+    The score of :func:`dcd_rows_linear` (shapes as there), e.g. ``m - 2
+    PHD(u, j)`` with DCF_PHD's terms; out float64 (nnz,), written.
+    """
+    n, r = codes.shape
+    for u in nb.prange(n):
+        for t in range(indptr[u], indptr[u + 1]):
+            j = cols[t]
+            acc = 0
+            for k in range(r):
+                acc += codes[u, k] * coef[j, k]
+            out[t] = wrow[u] * wcol[j] * (acc + const[j])
 
 
 @nb.njit(cache=True, parallel=True)

@@ -29,6 +29,9 @@ Every step cannot increase the objective (:func:`objective`).
 The same machinery with several blocks of codes and a real weight per user
 and item per block is CCCF (:mod:`phdlib.methods.cccf`); DCF is the case of
 one block with unit weights, and :func:`fit_blocks` implements both.
+``fit_blocks(..., score="phd")`` fits the score ``m - 2 PHD(u, i)`` instead of
+the inner product (DCF_PHD, :mod:`phdlib.methods.dcf_phd`; its bit updates are
+derived in :mod:`phdlib.methods.discrete_phd`).
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ import numpy as np
 
 from ..kernels import dcf as _k
 from .base import rating_arrays
+from .discrete_phd import check_score, linear_terms
 
 __all__ = ["RatingGraph", "BlockModel", "scale_ratings", "balanced_decorrelated", "relaxed_init",
            "fit_blocks", "objective", "pair_scores"]
@@ -169,39 +173,51 @@ class BlockModel:
     init_log: list = field(default_factory=list)
 
 
-def _predict_blocks(g, Bs, Ds, Wu, Wi):
-    preds = []
-    for b in range(len(Bs)):
-        out = np.empty(g.nnz)
-        _k.weighted_predictions(g.u_indptr, g.u_items, Wu[:, b].copy(), Wi[:, b].copy(), Bs[b], Ds[b], out)
-        preds.append(out)
-    return preds
+def _block_prediction(g, L, R, wu, wi, score="hamming"):
+    """float64 (nnz,): one block's weighted scores of every rating (user layout).
+
+    "hamming": ``w_u w_i <l_u, r_i>`` (L, R real or ±1); "phd": ``w_u w_i (m
+    - 2 PHD(u, i))`` (L, R ±1 int8; :mod:`phdlib.methods.discrete_phd`).
+    """
+    out = np.empty(g.nnz)
+    if check_score(score) == "hamming":
+        _k.weighted_predictions(g.u_indptr, g.u_items, wu, wi, L, R, out)
+    else:
+        _k.linear_predictions(g.u_indptr, g.u_items, wu, wi, L, *linear_terms(score, "user", R), out)
+    return out
 
 
-def objective(g: RatingGraph, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta) -> tuple[float, float]:
+def _predict_blocks(g, Bs, Ds, Wu, Wi, score="hamming"):
+    return [_block_prediction(g, Bs[b], Ds[b], Wu[:, b].copy(), Wi[:, b].copy(), score)
+            for b in range(len(Bs))]
+
+
+def objective(g: RatingGraph, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta,
+              score: str = "hamming") -> tuple[float, float]:
     """(objective, squared loss) of the discrete block model.
 
     target float64 (nnz,) in the user layout of ``g``; Bs, Ds, Xs, Ys: lists
     over blocks of (n, r_b) arrays. objective = loss
-    - 2 alpha sum_b tr(B_b^T X_b) - 2 beta sum_b tr(D_b^T Y_b).
+    - 2 alpha sum_b tr(B_b^T X_b) - 2 beta sum_b tr(D_b^T Y_b); the loss of
+    the score ``score`` ("hamming": inner products, "phd": ``m - 2 PHD``).
     """
-    pred = np.sum(_predict_blocks(g, Bs, Ds, Wu, Wi), axis=0)
+    pred = np.sum(_predict_blocks(g, Bs, Ds, Wu, Wi, score), axis=0)
     loss = float(_k.squared_error(g.u_indptr, g.u_items, target, pred))
     tr = sum(alpha * float(np.sum(B * X)) + beta * float(np.sum(D * Y))
              for B, D, X, Y in zip(Bs, Ds, Xs, Ys))
     return loss - 2.0 * tr, loss
 
 
-def _refresh_block(g, Ls, Rs, Xs, Ys, b, wu, wi, preds, total, rng) -> None:
+def _refresh_block(g, Ls, Rs, Xs, Ys, b, wu, wi, preds, total, rng, score="hamming") -> None:
     """After block ``b``'s rows moved: its ``X``, ``Y`` in closed form, then its predictions.
 
     Ls, Rs: per-block user and item factors (real or ±1); preds: per-block
-    predictions float64 (nnz,); total: their sum, updated in place.
+    predictions float64 (nnz,) of the score ``score``; total: their sum,
+    updated in place.
     """
     Xs[b] = balanced_decorrelated(Ls[b], rng)
     Ys[b] = balanced_decorrelated(Rs[b], rng)
-    new = np.empty(g.nnz)
-    _k.weighted_predictions(g.u_indptr, g.u_items, wu, wi, Ls[b], Rs[b], new)
+    new = _block_prediction(g, Ls[b], Rs[b], wu, wi, score)
     total += new - preds[b]
     preds[b] = new
 
@@ -295,20 +311,25 @@ def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options,
 
 
 def _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta, max_sweeps,
-                    rng) -> int:
+                    rng, score="hamming") -> int:
     """One outer iteration: every block's user codes, item codes, then X, Y. Returns bit flips.
 
     Updates Bs, Ds, Xs, Ys, preds (lists, per block) and total (float64 (nnz,)) in place.
+    score: "hamming" (DCF's inner product) or "phd" (``m - 2 PHD``), the terms
+    of :func:`phdlib.methods.discrete_phd.linear_terms`.
     """
+    check_score(score)
     flips = 0
     for b in range(len(Bs)):
         wu, wi = Wu[:, b].copy(), Wi[:, b].copy()
         resid = target - total + preds[b]
-        flips += int(_k.dcd_rows(g.u_indptr, g.u_items, resid, wu, wi, Bs[b], Ds[b],
-                                 alpha * Xs[b], int(max_sweeps)).sum())
-        flips += int(_k.dcd_rows(g.i_indptr, g.i_users, np.ascontiguousarray(resid[g.i_pos]),
-                                 wi, wu, Ds[b], Bs[b], beta * Ys[b], int(max_sweeps)).sum())
-        _refresh_block(g, Bs, Ds, Xs, Ys, b, wu, wi, preds, total, rng)
+        flips += int(_k.dcd_rows_linear(g.u_indptr, g.u_items, resid, wu, wi, Bs[b],
+                                        *linear_terms(score, "user", Ds[b]), alpha * Xs[b],
+                                        int(max_sweeps)).sum())
+        flips += int(_k.dcd_rows_linear(g.i_indptr, g.i_users, np.ascontiguousarray(resid[g.i_pos]),
+                                        wi, wu, Ds[b], *linear_terms(score, "item", Bs[b]),
+                                        beta * Ys[b], int(max_sweeps)).sum())
+        _refresh_block(g, Bs, Ds, Xs, Ys, b, wu, wi, preds, total, rng, score)
     return flips
 
 
@@ -324,7 +345,8 @@ def _weights(g, K, Wu, Wi):
 def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, beta=0.001, seed=0,
                 max_iterations=50, max_sweeps=5, init="relaxed", init_max_iterations=50,
                 init_tol=1e-5, init_x_factor=1.0, init_count_weighted=True, tol=None,
-                callback: Callable | None = None, progress: bool = False) -> BlockModel:
+                callback: Callable | None = None, progress: bool = False,
+                score: str = "hamming") -> BlockModel:
     """Train a block DCF model (DCF: ``sizes=[r]``, no weights).
 
     g: the training ratings; target float64 (nnz,): scaled ratings in g's
@@ -336,9 +358,13 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     tol: if given, also stop when the objective decreases by less than
     ``max(n_users, n_items) * tol`` in an outer iteration (CCCF's rule).
     Stops when no bit changes in an outer iteration. ``callback(it, model)``
-    runs after each outer iteration (e.g. to validate).
+    runs after each outer iteration (e.g. to validate). score: the score the
+    discrete rounds fit, "hamming" (DCF: ``<b_u, d_i>``) or "phd" (DCF_PHD:
+    ``m - 2 PHD(u, i)``, :mod:`phdlib.methods.discrete_phd`); the relaxed
+    initialisation is the inner-product one either way.
     """
     sizes = [int(r) for r in sizes]
+    check_score(score)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"block sizes must be positive integers, got {sizes}")
     Wu, Wi = _weights(g, len(sizes), Wu, Wi)
@@ -353,17 +379,17 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
                     "x_factor": init_x_factor, "count_weighted": init_count_weighted}
     Bs, Ds, Xs, Ys, init_log = _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init,
                                             init_options, pbar)
-    preds = _predict_blocks(g, Bs, Ds, Wu, Wi)
+    preds = _predict_blocks(g, Bs, Ds, Wu, Wi, score)
     total = np.sum(preds, axis=0)
     model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log)
-    obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta)
+    obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score)
     model.log.append({"iteration": 0, "objective": obj, "loss": loss, "flips": 0, "seconds": 0.0})
     for it in range(1, max_iterations + 1):
         t0 = time.perf_counter()
         flips = _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta,
-                                max_sweeps, rng)
+                                max_sweeps, rng, score)
         prev = model.log[-1]["objective"]
-        obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta)
+        obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score)
         model.log.append({"iteration": it, "objective": obj, "loss": loss, "flips": flips,
                           "seconds": time.perf_counter() - t0})
         model.B, model.D = np.hstack(Bs), np.hstack(Ds)

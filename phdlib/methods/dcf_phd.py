@@ -1,0 +1,77 @@
+"""DCF_PHD: DCF's discrete learner fitted to, and ranking by, the projected Hamming dissimilarity.
+
+The objective, surrogates, initialisation, tuning grid and config keys are
+DCF's (:mod:`phdlib.methods.dcf`); the score of a pair is ``m - 2 PHD(u, i)``
+instead of ``<b_u, d_i> = m - 2 H(u, i)``, so every bit update is the closed
+form derived in :mod:`phdlib.methods.discrete_phd` and a user ranks items by
+PHD (smaller first). The relaxed initialisation is DCF's inner-product one.
+It is not in the paper and not (yet) in :data:`phdlib.names.METHODS`:
+register it with :func:`phdlib.methods.register` to train it.
+"""
+from __future__ import annotations
+
+import time
+
+from .base import CodeModel
+from .dcf import DCFMethod, block_log, packed
+from .discrete import RatingGraph, fit_blocks, scale_ratings
+
+#: Implementation revision of DCF_PHD (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
+IMPL = 1
+
+#: alpha = beta of the single-point run (``tune=False``); no grid has chosen one yet.
+ALPHA = 0.1
+
+
+def fit_point(split, bits: int, seed: int, config: dict, progress: bool = False):
+    """Fit one configuration on ``split.train`` with the PHD score.
+
+    :func:`phdlib.methods.dcf.fit_point` (one block, unit weights, ratings
+    scaled to ``[-bits, bits]``) with ``score="phd"``; returns ``(model,
+    info)``: the :class:`phdlib.methods.discrete.BlockModel` and its scalars
+    (iterations, init_iterations, converged, train_seconds, train_cpu_seconds).
+    """
+    t0, c0 = time.perf_counter(), time.process_time()
+    ds = split.dataset
+    g = RatingGraph.from_ratings(split.train, ds.n_users, ds.n_items)
+    target = scale_ratings(g.rating, *ds.rating_scale, float(bits))
+    options = {k: cast(config[k]) for k, cast in (
+        ("max_iterations", int), ("max_sweeps", int), ("init_max_iterations", int),
+        ("init_tol", float), ("init_x_factor", float), ("init_count_weighted", bool))}
+    model = fit_blocks(g, target, [int(bits)], alpha=float(config["alpha"]),
+                       beta=float(config["beta"]), seed=seed, init=config["init"],
+                       tol=config.get("tol"), progress=progress, score="phd", **options)
+    info = {"iterations": len(model.log) - 1, "init_iterations": len(model.init_log),
+            "converged": bool(model.log[-1]["flips"] == 0),
+            "train_seconds": time.perf_counter() - t0, "train_cpu_seconds": time.process_time() - c0}
+    return model, info
+
+
+class DCFPHDMethod(DCFMethod):
+    """Method ``dcf-phd``: DCF's config keys and grid (see :class:`phdlib.methods.dcf.DCFMethod`).
+
+    Differences: ``alpha`` = ``beta`` default to :data:`ALPHA` everywhere,
+    ``impl`` is :data:`IMPL`, the discrete rounds fit the PHD score and the
+    :class:`~phdlib.methods.base.CodeModel` ranks by ``"phd"``. The codes are
+    stored plain (uint64, bit 1 = +1), as every code model stores them; PHD
+    negates the item codes itself when it scans (:data:`phdlib.codes.PHD`).
+    """
+
+    name = "dcf-phd"
+    label = "DCF_PHD"
+    description = "DCF's discrete learner fitted to and ranking by PHD (not in the paper)"
+    ranks_by = "phd"
+    learns_codes = True
+    in_paper = False
+    color = "tab:brown"
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {**super().defaults(dataset, bits), "alpha": ALPHA, "beta": ALPHA, "impl": IMPL}
+
+    def fit(self, split, bits, seed, config, progress=False) -> CodeModel:
+        model, info = fit_point(split, int(bits), seed, config, progress=progress)
+        return CodeModel(int(bits), packed(model), "phd", block_log(model), info)
+
+
+#: The method object (register it with :func:`phdlib.methods.register`).
+DCF_PHD = DCFPHDMethod()
