@@ -40,13 +40,15 @@ def block_log(model):
 
 
 def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None,
-              scale: float | None = None, progress: bool = False):
+              scale: float | None = None, progress: bool = False, score: str = "hamming"):
     """Fit one configuration of the block model on ``split.train``.
 
     Returns ``(model, info)``: the :class:`phdlib.methods.discrete.BlockModel`
     and scalars (outer iterations, initialisation iterations, converged,
     training wall and CPU seconds). ``scale``: the target range ``[-scale,
-    scale]`` of the ratings (default ``bits``).
+    scale]`` of the ratings (default ``bits``). ``score``: the score the
+    discrete rounds fit, ``"hamming"`` (DCF, CCCF) or ``"phd"`` (DCF_PHD;
+    :func:`phdlib.methods.discrete.fit_blocks`).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     ds = split.dataset
@@ -61,7 +63,7 @@ def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None
                        init_tol=float(config["init_tol"]),
                        init_x_factor=float(config["init_x_factor"]),
                        init_count_weighted=bool(config["init_count_weighted"]),
-                       tol=config.get("tol"), progress=progress)
+                       tol=config.get("tol"), progress=progress, score=score)
     info = {"iterations": len(model.log) - 1, "init_iterations": len(model.init_log),
             "converged": bool(model.log[-1]["flips"] == 0),
             "train_seconds": time.perf_counter() - t0, "train_cpu_seconds": time.process_time() - c0}

@@ -10,11 +10,9 @@ register it with :func:`phdlib.methods.register` to train it.
 """
 from __future__ import annotations
 
-import time
-
+from . import dcf
 from .base import CodeModel
 from .dcf import DCFMethod, block_log, packed
-from .discrete import RatingGraph, fit_blocks, scale_ratings
 
 #: Implementation revision of DCF_PHD (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
 IMPL = 1
@@ -24,27 +22,10 @@ ALPHA = 0.1
 
 
 def fit_point(split, bits: int, seed: int, config: dict, progress: bool = False):
-    """Fit one configuration on ``split.train`` with the PHD score.
-
-    :func:`phdlib.methods.dcf.fit_point` (one block, unit weights, ratings
-    scaled to ``[-bits, bits]``) with ``score="phd"``; returns ``(model,
-    info)``: the :class:`phdlib.methods.discrete.BlockModel` and its scalars
-    (iterations, init_iterations, converged, train_seconds, train_cpu_seconds).
-    """
-    t0, c0 = time.perf_counter(), time.process_time()
-    ds = split.dataset
-    g = RatingGraph.from_ratings(split.train, ds.n_users, ds.n_items)
-    target = scale_ratings(g.rating, *ds.rating_scale, float(bits))
-    options = {k: cast(config[k]) for k, cast in (
-        ("max_iterations", int), ("max_sweeps", int), ("init_max_iterations", int),
-        ("init_tol", float), ("init_x_factor", float), ("init_count_weighted", bool))}
-    model = fit_blocks(g, target, [int(bits)], alpha=float(config["alpha"]),
-                       beta=float(config["beta"]), seed=seed, init=config["init"],
-                       tol=config.get("tol"), progress=progress, score="phd", **options)
-    info = {"iterations": len(model.log) - 1, "init_iterations": len(model.init_log),
-            "converged": bool(model.log[-1]["flips"] == 0),
-            "train_seconds": time.perf_counter() - t0, "train_cpu_seconds": time.process_time() - c0}
-    return model, info
+    """Fit one configuration on ``split.train`` with the PHD score:
+    :func:`phdlib.methods.dcf.fit_point` (one block, unit weights, ratings scaled
+    to ``[-bits, bits]``) with ``score="phd"``. Returns ``(model, info)``."""
+    return dcf.fit_point(split, bits, seed, config, [int(bits)], progress=progress, score="phd")
 
 
 class DCFPHDMethod(DCFMethod):
