@@ -40,6 +40,11 @@ Modules: :mod:`~phdlib.bench.config` (profiles, acceptance targets,
 scan table and the sweep), :mod:`~phdlib.bench.topk` (top-k, one query and
 many), :mod:`~phdlib.bench.runner` (:func:`run`), :mod:`~phdlib.bench.result`
 (:class:`BenchResult`) and :mod:`~phdlib.bench.tables` (tables and report).
+Beside the runtime benchmark, imported only when used: :mod:`~phdlib.bench.train`
+(a VH training step against its memory-traffic floors), :mod:`~phdlib.bench.serving`
+(recall and QPS of the serving engines), :mod:`~phdlib.bench.dcd` (a DCF_PHD sweep
+against a DCF sweep) and :mod:`~phdlib.bench.autograd` (the differentiable PHD score
+against Hamming's, on CPU or CUDA).
 """
 from .cloop import C_SOURCE, CLoop, compile_c, find_compiler
 from .config import ACCEPT, PROFILES, BenchConfig

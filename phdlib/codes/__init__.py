@@ -7,7 +7,9 @@ the :class:`Distance` concept above them, that every other module asks for a
 distance's name, its pair and table scoring and what ranks by it.
 :mod:`~phdlib.codes.padding` turns PHD into a
 Hamming distance over padded codes for engines that only know Hamming (faiss,
-Milvus). The names below are re-exported so that ``from phdlib import codes``
+Milvus). :mod:`~phdlib.codes.autograd` holds both scores as differentiable
+PyTorch ops for any model (it imports torch, so this package does not import
+it). The names below are re-exported so that ``from phdlib import codes``
 reads as before.
 """
 from .distances import (DISTANCE_NAMES, DISTANCES, HAMMING, PHD, RANKS, Distance, distance,
