@@ -23,7 +23,7 @@ from importlib import metadata as _metadata
 try:
     __version__ = _metadata.version("phdlib")
 except _metadata.PackageNotFoundError:  # running from a source tree
-    __version__ = "0.1.0+src"
+    __version__ = "0.2.0+src"
 
 __all__ = ["__version__"]
 
