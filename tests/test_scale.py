@@ -223,7 +223,7 @@ def test_catalogue_cost_sets_the_catalogue_stage_beside_the_rest_of_the_cell():
 
 
 def test_least_wall_time_is_the_longest_cell_or_the_even_share_whichever_is_larger():
-    from phdlib.report import scale as rscale
+    from phdlib.report import reproduction as rscale
 
     assert rscale.least_wall_minutes([20.0, 20.0, 20.0, 20.0], 2) == 40.0   # the even share
     assert rscale.least_wall_minutes([50.0, 10.0, 10.0], 2) == 50.0         # one long cell
@@ -354,7 +354,7 @@ def test_a_file_keeps_every_failed_cell_and_a_failure_does_not_replace_a_measure
 def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
     import pandas as pd
 
-    from phdlib.report import scale as R
+    from phdlib.report import reproduction as R
 
     cells = pd.DataFrame([
         # VH at 64 bits: its grid's point and the cell; at 32 bits reused (stored)

@@ -76,7 +76,7 @@ def toc_pages() -> list[str]:
     # source): collecting this module must never fail, or `pytest -m "not
     # site"` would fail with it
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [f.removesuffix(".md") + ".html" for f in book._toc_files(toc)]
+    return [f.removesuffix(".md") + ".html" for f in book.toc_files(toc)]
 
 
 def built_pages() -> list[str]:

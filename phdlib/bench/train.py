@@ -45,6 +45,7 @@ from .machine import machine_info
 from .timing import interleaved
 from ..data import SOURCES
 from ..paper import dataset_shape
+from .. import methods
 from ..methods import vh
 from ..kernels import vh as K
 from ..kernels import fpenv
@@ -86,7 +87,7 @@ def _trainer(shape, bits, method, step, threads, seed):
     rng = np.random.default_rng(seed)
     train = SimpleNamespace(user=rng.integers(0, n_users, n), item=rng.integers(0, n_items, n),
                             rating=rng.integers(1, 6, n).astype(np.float32))
-    cfg = vh.default_config("phd" if method == "vh-phd" else "hamming")
+    cfg = vh.default_config(methods.get(method).ranks_by)
     with torch_threads(threads):
         return vh._Trainer(train, n_users, n_items, bits, (1, 5), cfg, seed, step, threads)
 

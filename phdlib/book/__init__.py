@@ -9,6 +9,11 @@ executed chapters and :mod:`~phdlib.book.offline` makes it work offline.
 """
 from .driver import (HEARTBEAT_SECONDS, ChapterError, ChapterNotBuilt, ChapterResult, build,
                      execute_chapter)
+from .params import check_parameters, declared_parameters, used_parameters
+from .project import chapters, is_notebook, project_root, toc_files
+from .site import SYNTHETIC_BANNER, SiteBuildError, build_site
 
 __all__ = ["HEARTBEAT_SECONDS", "ChapterError", "ChapterNotBuilt", "ChapterResult", "build",
-           "execute_chapter"]
+           "execute_chapter", "check_parameters", "declared_parameters", "used_parameters",
+           "chapters", "is_notebook", "project_root", "toc_files", "SYNTHETIC_BANNER",
+           "SiteBuildError", "build_site"]

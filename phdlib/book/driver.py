@@ -35,13 +35,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# the chapters' parameters (book.params), the project's files (book.project) and the
+# site build (book.site) are used here; phdlib.book exports their public names
 from .params import check_parameters, declared_parameters, kind, used_parameters  # noqa: F401
-# the project's root and chapters live in book_project; project_root, chapters and the old
-# private names (_toc_files, _is_notebook) stay importable from here
-from .project import chapters, is_notebook, project_root  # noqa: F401
-from .project import is_notebook as _is_notebook, toc_files as _toc_files  # noqa: F401
-# the staging tree and the site build live in book_site; SYNTHETIC_BANNER and
-# SiteBuildError stay importable from here
+from .project import chapters, is_notebook, project_root, toc_files  # noqa: F401
 from .site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .site import build_site, fold_injected, stage_static, stage_synthetic_banner
 from ..io import write_json

@@ -46,7 +46,7 @@ def _list(args) -> int:
     for src in book.chapters(root):
         text = src.read_text()
         rows[src.stem] = (
-            book.declared_parameters(jupytext.read(src)) if book._is_notebook(text) else {}
+            book.declared_parameters(jupytext.read(src)) if book.is_notebook(text) else {}
         )
     if args.json:
         dump_json(rows)

@@ -22,7 +22,7 @@ This module holds the paper's grids, profiles and parts. What a cell is
 (:class:`Cell`, :func:`freeze`, :func:`load_split`) lives below it in
 :mod:`phdlib.experiments.cells`, and the executor (:func:`run_grid`, :func:`status`,
 :class:`GridError`) in :mod:`phdlib.experiments.runner`; both are imported here, never
-the other way round, and their names stay importable from here.
+the other way round, and :mod:`phdlib.experiments` exports their names.
 
 Parallel backends
 -----------------
@@ -48,12 +48,12 @@ import pandas as pd
 
 from .. import methods, results
 from . import training
-# the grids below are made of cells (phdlib.experiments.cells) and run by the executor (phdlib.experiments.runner);
-# these names stay importable from here (experiments.Cell, experiments.run_grid, ...)
-from .cells import Cell, freeze, load_split  # noqa: F401
+# the grids below are made of cells (phdlib.experiments.cells) and run by the executor
+# (phdlib.experiments.runner); the package phdlib.experiments exports their names
+from .cells import Cell, freeze, load_split
 from ..data import needs_sample
 from ..names import PARTS, PROFILES  # the grid's parts and profiles (read by phd --help)
-from .runner import GridError, run_grid, status  # noqa: F401
+from .runner import run_grid, status
 
 #: Methods of Figures 1 to 3 (the paper's figure choice).
 FIGURE_METHODS = ["cccf", "dcf", "vh", "vh-phd", "mf"]

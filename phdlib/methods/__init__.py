@@ -21,13 +21,15 @@ written out elsewhere; ``tests/test_method_declarations.py`` fails for a
 method that leaves a declaration out.
 
 Modules: ``base`` (the contract), ``loop`` (the training loop and its budget,
-shared by learned methods; ``stopping`` re-exports its early stopping),
+shared by learned methods, with its early-stopping rule),
 ``spec`` (the config declaration), ``tuning`` (where grids are tuned),
 ``vh_config`` (VH's configuration), ``vh_model`` (the PyTorch model),
 ``vh_step`` (its training step) and ``vh`` (its training and the methods VH,
 VH_PHD, VH with a user bias), ``mf`` (MF by SGD and ALS), ``mf_methods``
 (MF, MF-ALS, MFmean, MFmedian), ``discrete`` (the discrete block model of DCF
-and CCCF), ``dcf``, ``cccf``, ``sanity``.
+and CCCF, fitting the inner-product or the PHD score), ``discrete_phd`` (the
+derivation and reference of DCF_PHD's bit updates), ``dcf``, ``dcf_phd``
+(DCF_PHD, not yet registered), ``cccf``, ``sanity``.
 """
 from __future__ import annotations
 

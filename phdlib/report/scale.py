@@ -5,8 +5,7 @@
 (MB) and ``users``, ``items``, ``ratings``: what each cell of a sweep cost, and
 what that projects to. What one end-to-end grid run cost (a ``phd reproduce``
 manifest) and the targets both are held to are :mod:`phdlib.report.reproduction`;
-:func:`expectations` joins the two into the chapter's answer. The chapter
-imports this module only, so the reproduction names are re-exported here.
+:func:`expectations` joins the two into the chapter's answer.
 """
 from __future__ import annotations
 
@@ -14,15 +13,13 @@ import numpy as np
 import pandas as pd
 
 from ..studies import scale
-from .reproduction import (TARGET_GIB, TARGET_MINUTES, least_wall_minutes, reproduction,
-                           reproduction_summary)
+from .reproduction import TARGET_GIB, TARGET_MINUTES, least_wall_minutes, reproduction_summary
 from .style import COLORS, dataset_label, label
 
-__all__ = ["TARGET_GIB", "TARGET_MINUTES", "by_dataset", "by_method", "catalogue_cost",
-           "commits", "expectation_findings", "expectations", "expectations_display",
-           "full_over_quick", "growth_findings", "least_wall_minutes", "plot_growth",
-           "projected", "projected_by_dataset", "reproduction", "reproduction_summary",
-           "tune_sample_findings", "tune_sample_table"]
+__all__ = ["by_dataset", "by_method", "catalogue_cost", "commits", "expectation_findings",
+           "expectations", "expectations_display", "full_over_quick", "growth_findings",
+           "plot_growth", "projected", "projected_by_dataset", "tune_sample_findings",
+           "tune_sample_table"]
 
 
 def by_dataset(cells: pd.DataFrame, expected: int | None = None) -> pd.DataFrame:
