@@ -24,7 +24,8 @@ from phdlib.experiments import training
 from phdlib.codes import DISTANCE_NAMES
 from phdlib.methods import spec as S
 from phdlib.methods import tuning
-from phdlib.methods.base import CodeModel, ItemScoreModel, Method
+from phdlib.methods.base import Method
+from phdlib.methods.fitted import CodeModel, ItemScoreModel
 from phdlib.report.style import COLORS
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "method_configs.json").read_text())
@@ -235,6 +236,7 @@ def test_contributings_example_is_one_file_and_one_registry_line(tmp_path, monke
     code = re.search(r"```python\n# phdlib/methods/item_noise.py\n(.*?)```", text, re.S).group(1)
     code = code.replace("from . import spec as S", "from phdlib.methods import spec as S")
     code = code.replace("from .base import", "from phdlib.methods.base import")
+    code = code.replace("from .fitted import", "from phdlib.methods.fitted import")
     (tmp_path / "item_noise_example.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(methods.REGISTRY, "item-noise", "item_noise_example:ITEM_NOISE")

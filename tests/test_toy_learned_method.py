@@ -21,7 +21,8 @@ from phdlib.evaluation.metrics import METRICS
 from phdlib.experiments import Cell, training
 from phdlib.methods import loop
 from phdlib.methods import spec as S
-from phdlib.methods.base import CodeModel, Method, evaluate_codes
+from phdlib.methods.base import Method
+from phdlib.methods.fitted import CodeModel, evaluate_codes
 from phdlib.report import style
 from phdlib.report import catalogue as rcatalogue
 from phdlib.report import protocol as rprotocol

@@ -20,13 +20,14 @@ methods, labels, colours and quick overrides are derived from the methods
 written out elsewhere; ``tests/test_method_declarations.py`` fails for a
 method that leaves a declaration out.
 
-Modules: ``base`` (the contract), ``loop`` (the training loop and its budget,
+Modules: ``base`` (the contract), ``fitted`` (what a method returns), ``loop`` (the training loop and its budget,
 shared by learned methods, with its early-stopping rule),
 ``spec`` (the config declaration), ``tuning`` (where grids are tuned),
 ``vh_config`` (VH's configuration), ``vh_model`` (the PyTorch model),
 ``vh_step`` (its training step) and ``vh`` (its training and the methods VH,
 VH_PHD, VH with a user bias), ``mf`` (MF by SGD and ALS), ``mf_methods``
-(MF, MF-ALS, MFmean, MFmedian), ``discrete`` (the discrete block model of DCF
+(MF, MF-ALS, MFmean, MFmedian), ``rating_graph`` (the training ratings of the discrete learners),
+``discrete`` (the discrete block model of DCF
 and CCCF, fitting the inner-product or the PHD score), ``discrete_phd`` (the
 derivation and reference of DCF_PHD's bit updates), ``dcf``, ``dcf_phd``
 (DCF_PHD, not yet registered), ``cccf``, ``sanity``.
@@ -37,9 +38,9 @@ import importlib
 from typing import Callable, Iterator, Mapping
 
 from ..names import METHODS
-from .base import (RANKS, UNSET, BlockCodeModel, CodeModel, Fitted, ItemScoreModel, Method,
-                   evaluate_codes,
-                   VectorModel, value_kind)
+from .base import UNSET, Method
+from .fitted import (RANKS, BlockCodeModel, CodeModel, Fitted, ItemScoreModel, VectorModel,
+                     evaluate_codes, value_kind)
 from .spec import ConfigSpec, ConfigTypeError, Key
 from .tuning import TUNE_SEED
 

@@ -37,7 +37,8 @@ import numpy as np
 
 from . import dcf as _dcf
 from . import spec as S
-from .base import TUNE_RATINGS, BlockCodeModel, Method
+from .base import TUNE_RATINGS, Method
+from .fitted import BlockCodeModel
 from . import mf_methods as _mf
 
 __all__ = ["layouts", "layout_cost", "kmedoids", "anchor_weights", "block_weights", "CCCF",

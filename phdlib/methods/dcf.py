@@ -10,7 +10,8 @@ import time
 
 from .. import codes as C
 from . import spec as S
-from .base import TUNE_RATINGS, CodeModel, Method
+from .base import TUNE_RATINGS, Method
+from .fitted import CodeModel
 from .discrete import RatingGraph, fit_blocks, scale_ratings
 
 #: The alpha (= beta) values searched on validation: the DCF paper tunes both

@@ -11,7 +11,7 @@ register it with :func:`phdlib.methods.register` to train it.
 from __future__ import annotations
 
 from . import dcf
-from .base import CodeModel
+from .fitted import CodeModel
 from .dcf import DCFMethod, block_log, packed
 
 #: Implementation revision of DCF_PHD (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
@@ -33,7 +33,7 @@ class DCFPHDMethod(DCFMethod):
 
     Differences: ``alpha`` = ``beta`` default to :data:`ALPHA` everywhere,
     ``impl`` is :data:`IMPL`, the discrete rounds fit the PHD score and the
-    :class:`~phdlib.methods.base.CodeModel` ranks by ``"phd"``. The codes are
+    :class:`~phdlib.methods.fitted.CodeModel` ranks by ``"phd"``. The codes are
     stored plain (uint64, bit 1 = +1), as every code model stores them; PHD
     negates the item codes itself when it scans (:data:`phdlib.codes.PHD`).
     """

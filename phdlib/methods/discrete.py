@@ -42,76 +42,12 @@ from typing import Callable
 import numpy as np
 
 from ..kernels import dcf as _k
-from .base import rating_arrays
 from .discrete_phd import check_score, linear_terms
+from .rating_graph import RatingGraph, scale_ratings
 
 __all__ = ["RatingGraph", "BlockModel", "scale_ratings", "balanced_decorrelated", "relaxed_init",
            "fit_blocks", "objective", "pair_scores"]
 
-
-# ---------------------------------------------------------------------------
-# data layout
-
-@dataclass
-class RatingGraph:
-    """Training ratings grouped by user and by item (two CSR layouts).
-
-    u_indptr int64 (n_users+1,), u_items int32 (nnz,): ratings by user, items
-    ascending within a user; i_indptr int64 (n_items+1,), i_users int32
-    (nnz,): the same ratings by item; i_pos int64 (nnz,): position in the
-    user layout of each entry of the item layout; rating float64 (nnz,): the
-    raw rating, user layout.
-    """
-
-    n_users: int
-    n_items: int
-    u_indptr: np.ndarray
-    u_items: np.ndarray
-    i_indptr: np.ndarray
-    i_users: np.ndarray
-    i_pos: np.ndarray
-    rating: np.ndarray
-
-    @property
-    def nnz(self) -> int:
-        return int(self.u_items.shape[0])
-
-    @classmethod
-    def from_arrays(cls, user, item, rating, n_users: int, n_items: int) -> "RatingGraph":
-        """From parallel arrays of user id, item id (ints) and rating (float)."""
-        user, item, rating = rating_arrays(user, item, rating, n_users, n_items)
-        order = np.lexsort((item, user))
-        u_indptr = np.zeros(n_users + 1, dtype=np.int64)
-        np.cumsum(np.bincount(user, minlength=n_users), out=u_indptr[1:])
-        u_items = np.ascontiguousarray(item[order].astype(np.int32))
-        u_users = user[order]
-        rat = np.ascontiguousarray(rating[order])
-        iorder = np.lexsort((u_users, u_items))
-        i_indptr = np.zeros(n_items + 1, dtype=np.int64)
-        np.cumsum(np.bincount(u_items, minlength=n_items), out=i_indptr[1:])
-        return cls(int(n_users), int(n_items), u_indptr, u_items, i_indptr,
-                   np.ascontiguousarray(u_users[iorder].astype(np.int32)),
-                   np.ascontiguousarray(iorder.astype(np.int64)), rat)
-
-    @classmethod
-    def from_ratings(cls, ratings, n_users: int, n_items: int) -> "RatingGraph":
-        """From a :class:`phdlib.data.Ratings` (fields user, item, rating)."""
-        for f in ("user", "item", "rating"):
-            if not hasattr(ratings, f):
-                raise TypeError(f"expected phdlib.data.Ratings; {type(ratings).__name__} has no field {f!r}")
-        return cls.from_arrays(ratings.user, ratings.item, ratings.rating, n_users, n_items)
-
-
-def scale_ratings(rating, lo: float, hi: float, scale: float) -> np.ndarray:
-    """Ratings mapped affinely from [lo, hi] to [-scale, scale] (DCF's footnote 2); float64."""
-    if not hi > lo:
-        raise ValueError(f"rating scale must have max > min, got ({lo}, {hi})")
-    s = (np.asarray(rating, dtype=np.float64) - lo) / (hi - lo)
-    return 2.0 * scale * s - scale
-
-
-# ---------------------------------------------------------------------------
-# the balance / decorrelation surrogate
 
 def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The ``X`` maximising ``tr(W^T X)`` s.t. ``1^T X = 0`` and ``X^T X = n I``.

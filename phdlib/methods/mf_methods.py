@@ -18,7 +18,8 @@ import pandas as pd
 
 from .. import codes as C
 from . import spec as S
-from .base import TUNE_RATINGS, CodeModel, Method, VectorModel
+from .base import TUNE_RATINGS, Method
+from .fitted import CodeModel, VectorModel
 from .mf import SCOPES, THRESHOLDS, binarize, fit_als, fit_sgd
 from ..evaluation import evaluate
 from ..evaluation.metrics import summarize

@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from . import spec as S
-from .base import ItemScoreModel, Method
+from .base import Method
+from .fitted import ItemScoreModel
 
 __all__ = ["item_scores", "KINDS", "ITEM_MEAN", "POPULARITY", "RANDOM"]
 

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .base import evaluate_codes
 from ..kernels.fpenv import SUPPORTED as _FLUSH_SUPPORTED
 from ..kernels.fpenv import flush_denormals
 from ..evaluation.metrics import METRICS
-from .base import CodeModel, Method
+from .base import Method
+from .fitted import CodeModel, evaluate_codes
 from .loop import Budget, LoopResult
 from .loop import train as train_loop
 from .vh_config import CONFIG_SPEC, SINGLE_POINT, check_config, default_config
