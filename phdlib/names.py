@@ -25,13 +25,15 @@ METHODS: dict[str, str] = {
     # our additions
     "mf-als": "phdlib.methods.mf_methods:MF_ALS",
     "vh-bias": "phdlib.methods.vh:VH_BIAS",
+    "dcf-phd": "phdlib.methods.dcf_phd:DCF_PHD",
+    "dcf-bias": "phdlib.methods.dcf_bias:DCF_BIAS",
     "item-mean": "phdlib.methods.sanity:ITEM_MEAN",
     "popularity": "phdlib.methods.sanity:POPULARITY",
     "random": "phdlib.methods.sanity:RANDOM",
 }
 
 #: The parts of the reproduction grid (:func:`phdlib.experiments.plan`), in order.
-PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol")
+PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol", "travel")
 #: The reproduction profiles: the paper's settings and reduced ones for checks.
 PROFILES = ("full", "quick")
 

@@ -234,7 +234,7 @@ def test_every_method_ranks_by_a_known_value_and_names_are_unique():
         assert m.ranks_by in methods.RANKS, n
         assert issubclass(m.model, methods.Fitted) and m.model is not methods.Fitted, n
         assert methods.label(n) == m.label
-    assert set(methods.names(ranks_by="phd")) == {"vh-phd"}
+    assert set(methods.names(ranks_by="phd")) == {"vh-phd", "dcf-phd"}
     assert sorted(n for r in methods.RANKS for n in methods.names(ranks_by=r)) == sorted(names)
 
 

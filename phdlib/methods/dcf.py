@@ -41,7 +41,8 @@ def block_log(model):
 
 
 def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None,
-              scale: float | None = None, progress: bool = False, score: str = "hamming"):
+              scale: float | None = None, progress: bool = False, score: str = "hamming",
+              user_offset: bool = False):
     """Fit one configuration of the block model on ``split.train``.
 
     Returns ``(model, info)``: the :class:`phdlib.methods.discrete.BlockModel`
@@ -49,7 +50,8 @@ def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None
     training wall and CPU seconds). ``scale``: the target range ``[-scale,
     scale]`` of the ratings (default ``bits``). ``score``: the score the
     discrete rounds fit, ``"hamming"`` (DCF, CCCF) or ``"phd"`` (DCF_PHD;
-    :func:`phdlib.methods.discrete.fit_blocks`).
+    :func:`phdlib.methods.discrete.fit_blocks`). ``user_offset``: also fit a real
+    offset per user (DCF+bias, :mod:`phdlib.methods.dcf_bias`).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     ds = split.dataset
@@ -64,7 +66,8 @@ def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None
                        init_tol=float(config["init_tol"]),
                        init_x_factor=float(config["init_x_factor"]),
                        init_count_weighted=bool(config["init_count_weighted"]),
-                       tol=config.get("tol"), progress=progress, score=score)
+                       tol=config.get("tol"), progress=progress, score=score,
+                       user_offset=user_offset)
     info = {"iterations": len(model.log) - 1, "init_iterations": len(model.init_log),
             "converged": bool(model.log[-1]["flips"] == 0),
             "train_seconds": time.perf_counter() - t0, "train_cpu_seconds": time.process_time() - c0}

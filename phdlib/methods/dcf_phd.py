@@ -4,9 +4,9 @@ The objective, surrogates, initialisation, tuning grid and config keys are
 DCF's (:mod:`phdlib.methods.dcf`); the score of a pair is ``m - 2 PHD(u, i)``
 instead of ``<b_u, d_i> = m - 2 H(u, i)``, so every bit update is the closed
 form derived in :mod:`phdlib.methods.discrete_phd` and a user ranks items by
-PHD (smaller first). The relaxed initialisation is DCF's inner-product one.
-It is not in the paper and not (yet) in :data:`phdlib.names.METHODS`:
-register it with :func:`phdlib.methods.register` to train it.
+PHD (smaller first). The relaxed initialisation is DCF's inner-product one:
+its signs start the descent, which then fits PHD's score. It is not in the
+paper; the book's chapter "Does the gain travel?" compares it with DCF.
 """
 from __future__ import annotations
 
@@ -39,12 +39,12 @@ class DCFPHDMethod(DCFMethod):
     """
 
     name = "dcf-phd"
-    label = "DCF_PHD"
+    label = "DCF_PHD (ours)"
     description = "DCF's discrete learner fitted to and ranking by PHD (not in the paper)"
     ranks_by = "phd"
     learns_codes = True
     in_paper = False
-    color = "tab:brown"
+    color = "tab:olive"
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {**super().defaults(dataset, bits), "alpha": ALPHA, "beta": ALPHA, "impl": IMPL}
@@ -54,5 +54,5 @@ class DCFPHDMethod(DCFMethod):
         return CodeModel(int(bits), packed(model), "phd", block_log(model), info)
 
 
-#: The method object (register it with :func:`phdlib.methods.register`).
+#: The registry entry ``dcf-phd``.
 DCF_PHD = DCFPHDMethod()

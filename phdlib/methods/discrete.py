@@ -31,7 +31,13 @@ and item per block is CCCF (:mod:`phdlib.methods.cccf`); DCF is the case of
 one block with unit weights, and :func:`fit_blocks` implements both.
 ``fit_blocks(..., score="phd")`` fits the score ``m - 2 PHD(u, i)`` instead of
 the inner product (DCF_PHD, :mod:`phdlib.methods.dcf_phd`; its bit updates are
-derived in :mod:`phdlib.methods.discrete_phd`).
+derived in :mod:`phdlib.methods.discrete_phd`). ``fit_blocks(...,
+user_offset=True)`` adds a real offset ``o_u`` per user to every score of
+that user in training (DCF+bias, :mod:`phdlib.methods.dcf_bias`): each outer
+iteration first sets ``o_u`` to its exact minimiser, the user's mean residual
+``mean_i (s_ui - score_ui)``, then runs the bit updates against ``s - o``; no
+step can increase the objective, and the offset, a constant per user, cannot
+change a user's ranking, so it is not kept with the codes.
 """
 from __future__ import annotations
 
@@ -46,7 +52,7 @@ from .discrete_phd import check_score, linear_terms
 from .rating_graph import RatingGraph, scale_ratings
 
 __all__ = ["RatingGraph", "BlockModel", "scale_ratings", "balanced_decorrelated", "relaxed_init",
-           "fit_blocks", "objective", "pair_scores"]
+           "fit_blocks", "objective", "pair_scores", "user_offsets"]
 
 
 def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -107,6 +113,8 @@ class BlockModel:
     Y: list = field(default_factory=list)
     log: list = field(default_factory=list)
     init_log: list = field(default_factory=list)
+    #: float64 (n_users,): the per-user offsets of a ``user_offset`` fit (DCF+bias), else None
+    offset: np.ndarray | None = None
 
 
 def _block_prediction(g, L, R, wu, wi, score="hamming"):
@@ -278,11 +286,19 @@ def _weights(g, K, Wu, Wi):
     return Wu, Wi
 
 
+def user_offsets(g: RatingGraph, resid) -> np.ndarray:
+    """float64 (n_users,): each user's mean of ``resid`` (float64 (nnz,), g's user layout), the
+    offset ``o_u`` minimising ``sum_i (resid_ui - o_u)^2``; 0 for a user without ratings."""
+    n = np.diff(g.u_indptr)
+    sums = np.bincount(np.repeat(np.arange(g.n_users), n), weights=resid, minlength=g.n_users)
+    return np.where(n > 0, sums / np.maximum(n, 1), 0.0)
+
+
 def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, beta=0.001, seed=0,
                 max_iterations=50, max_sweeps=5, init="relaxed", init_max_iterations=50,
                 init_tol=1e-5, init_x_factor=1.0, init_count_weighted=True, tol=None,
                 callback: Callable | None = None, progress: bool = False,
-                score: str = "hamming") -> BlockModel:
+                score: str = "hamming", user_offset: bool = False) -> BlockModel:
     """Train a block DCF model (DCF: ``sizes=[r]``, no weights).
 
     g: the training ratings; target float64 (nnz,): scaled ratings in g's
@@ -297,7 +313,10 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     runs after each outer iteration (e.g. to validate). score: the score the
     discrete rounds fit, "hamming" (DCF: ``<b_u, d_i>``) or "phd" (DCF_PHD:
     ``m - 2 PHD(u, i)``, :mod:`phdlib.methods.discrete_phd`); the relaxed
-    initialisation is the inner-product one either way.
+    initialisation is the inner-product one either way. user_offset: also
+    fit a real offset per user (DCF+bias; :func:`user_offsets`, set before
+    every outer iteration's bit updates; ``model.offset``), which the
+    objective and the logged loss include.
     """
     sizes = [int(r) for r in sizes]
     check_score(score)
@@ -318,14 +337,23 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     preds = _predict_blocks(g, Bs, Ds, Wu, Wi, score)
     total = np.sum(preds, axis=0)
     model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log)
-    obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score)
+    # DCF+bias: the codes fit ``target - o_u``, with o_u set exactly before each round
+    rating_user = np.repeat(np.arange(g.n_users), np.diff(g.u_indptr)) if user_offset else None
+    fit_to = target
+    if user_offset:
+        model.offset = user_offsets(g, target - total)
+        fit_to = target - model.offset[rating_user]
+    obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score)
     model.log.append({"iteration": 0, "objective": obj, "loss": loss, "flips": 0, "seconds": 0.0})
     for it in range(1, max_iterations + 1):
         t0 = time.perf_counter()
-        flips = _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta,
+        if user_offset:
+            model.offset = user_offsets(g, target - total)
+            fit_to = target - model.offset[rating_user]
+        flips = _discrete_round(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta,
                                 max_sweeps, rng, score)
         prev = model.log[-1]["objective"]
-        obj, loss = objective(g, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score)
+        obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score)
         model.log.append({"iteration": it, "objective": obj, "loss": loss, "flips": flips,
                           "seconds": time.perf_counter() - t0})
         model.B, model.D = np.hstack(Bs), np.hstack(Ds)
