@@ -140,6 +140,13 @@ def test_correction_can_remove_a_mark():
     assert p1["p_adj"].iloc[0] == pytest.approx(min(1, 4 * r.p))
     p1 = meth[(meth.metric == "mrr") & (meth.method == "x") & (meth.baseline == "b1")]
     assert p1["p_adj"].iloc[0] == pytest.approx(min(1, 2 * r.p))
+    # family="all": one comparison over the three metrics is one family of three tests
+    one = S.compare(pu, ["x"], ["b1"], family="all")
+    assert len(one) == 3
+    p1 = one[one.metric == "mrr"]
+    assert p1["p_adj"].iloc[0] == pytest.approx(min(1, 3 * r.p))
+    with pytest.raises(ValueError, match="family='metric'"):
+        S.compare(pu, ["x"], ["b1"], family="metric")
 
 
 def test_compare_rejects_unknown_method():

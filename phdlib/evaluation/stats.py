@@ -176,15 +176,17 @@ def compare(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str], agains
     per_user: name -> per-user frame (from :func:`phdlib.evaluation.metrics.evaluate`).
     A method is never compared with itself. p-values are adjusted by
     ``correction`` within each family (``family="column"``: all comparisons
-    of one metric; ``"method"``: one method's comparisons of one metric).
+    of one metric; ``"method"``: one method's comparisons of one metric;
+    ``"all"``: every comparison of the call, e.g. one comparison over the
+    three metrics).
     Returns one row per comparison: ``metric, method, baseline, n, mean_method,
     mean_baseline, mean_diff, ci_low, ci_high, t, p, p_adj, d_z, better``
     (``better``: mean_diff > 0 and p_adj < alpha).
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"correction={correction!r} is not supported; expected one of {', '.join(CORRECTIONS)}")
-    if family not in ("column", "method"):
-        raise ValueError(f"family={family!r} is not supported; expected 'column' or 'method'")
+    if family not in ("column", "method", "all"):
+        raise ValueError(f"family={family!r} is not supported; expected 'column', 'method' or 'all'")
     for name in (*methods, *against):
         if name not in per_user:
             raise ValueError(f"no per-user results for method {name!r}; have: {', '.join(per_user)}")
@@ -202,9 +204,9 @@ def compare(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str], agains
                              "t": r.t, "p": r.p, "d_z": r.d_z})
     out = pd.DataFrame(rows, columns=["metric", "method", "baseline", "n", "mean_method",
                                       "mean_baseline", "mean_diff", "ci_low", "ci_high", "t", "p", "d_z"])
-    keys = ["metric"] if family == "column" else ["metric", "method"]
+    keys = {"column": ["metric"], "method": ["metric", "method"], "all": None}[family]
     out["p_adj"] = np.nan
-    for _, g in out.groupby(keys, sort=False):
+    for _, g in (out.groupby(keys, sort=False) if keys else [(None, out)]):
         idx = g.index
         out.loc[idx, "p_adj"] = adjust(out.loc[idx, "p"].to_numpy(), correction)
     out["better"] = (out["mean_diff"] > 0) & (out["p_adj"] < alpha)

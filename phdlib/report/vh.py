@@ -62,7 +62,7 @@ def paired_tests(phd_runs: list, vh_runs: list) -> pd.DataFrame:
     per_user = {"vh-phd": stats.mean_over_seeds([r.per_user for r in phd_runs]),
                 "vh": stats.mean_over_seeds([r.per_user for r in vh_runs])}
     return stats.compare(per_user, ["vh-phd"], ["vh"], metrics=METRICS, correction="bonferroni",
-                         family="method")
+                         family="all")
 
 
 def plot_curves(logs: dict, ax=None, x: str = "iteration", title: str = ""):

@@ -113,7 +113,7 @@ def distance_tests(per_user: dict, alpha: float = 0.05) -> pd.DataFrame:
     for m, b in sorted({(m, b) for m, b, _ in per_user}, key=lambda k: (k[1], k[0])):
         new, old = codes.PHD.name, codes.HAMMING.name
         cmp = stats.compare({d: per_user[(m, b, d)] for d in (new, old)},
-                            [new], [old], METRICS, family="method", alpha=alpha)
+                            [new], [old], METRICS, family="all", alpha=alpha)
         for _, c in cmp.iterrows():
             worse = c["mean_diff"] < 0 and c["p_adj"] < alpha
             rows.append({"method": m, "bits": b, "metric": c["metric"], "mean_diff": c["mean_diff"],
@@ -123,52 +123,58 @@ def distance_tests(per_user: dict, alpha: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The arms of :func:`bias_gap` for VH: (learned for Hamming, with a per-user bias in
+#: training, learned for PHD). DCF's are :data:`phdlib.studies.travel.ARMS`.
 BIAS_ARMS = ("vh", "vh-bias", "vh-phd")
 
 
-def bias_gap(runs: dict, bits: int, alpha: float = 0.05) -> pd.DataFrame:
-    """How much of the VH -> VH_PHD gap a per-user training bias closes, per metric.
+def bias_gap(runs: dict, bits: int, alpha: float = 0.05, arms: tuple = BIAS_ARMS) -> pd.DataFrame:
+    """How much of the Hamming -> PHD gap a per-user training bias closes, per metric.
 
-    runs: ``{(method, bits): Run or [Run, ...]}`` with ``vh``, ``vh-bias`` and
-    ``vh-phd`` (lists: one run per model seed). One row per metric; columns:
-    metric; vh, vh-bias, vh-phd (test metric, mean over seeds); closed
-    (``(vh-bias - vh) / (vh-phd - vh)`` of those means; NaN when the gap is 0);
-    seeds (seeds present in all three), closed_std, closed_min, closed_max
-    (the same share computed seed by seed over the seeds all three share; std
-    with ddof=1, NaN for one seed); and the Bonferroni-adjusted p-values of the
-    paired tests over users (per-user values averaged over seeds) vh-bias vs
-    vh and vh-phd vs vh-bias.
+    runs: ``{(method, bits): Run or [Run, ...]}`` with the three ``arms``
+    ``(base, bias, phd)`` (default VH, VH+bias, VH_PHD; lists: one run per
+    model seed). One row per metric; columns: metric; one per arm (test
+    metric, mean over seeds); closed (``(bias - base) / (phd - base)`` of those
+    means; NaN when the gap is 0); seeds (seeds present in all three),
+    closed_std, closed_min, closed_max (the same share computed seed by seed
+    over the seeds all three share; std with ddof=1, NaN for one seed); and
+    the Bonferroni-adjusted p-values of the paired tests over users (per-user
+    values averaged over seeds) ``"p {bias} vs {base}"`` and ``"p {phd} vs
+    {bias}"``. ``attrs["arms"]`` is ``arms``.
     """
-    need = [(m, bits) for m in BIAS_ARMS]
+    base, bias, phd = arms
+    need = [(m, bits) for m in arms]
     missing = [k for k in need if k not in runs]
     if missing:
         raise KeyError(f"bias_gap needs runs {need}; missing {missing}")
-    group = {m: _seeds(runs[(m, bits)]) for m in BIAS_ARMS}
+    group = {m: _seeds(runs[(m, bits)]) for m in arms}
     pu = {m: stats.mean_over_seeds([r.per_user for r in g]) for m, g in group.items()}
-    t1 = stats.compare(pu, ["vh-bias"], ["vh"], METRICS, family="method", alpha=alpha)
-    t2 = stats.compare(pu, ["vh-phd"], ["vh-bias"], METRICS, family="method", alpha=alpha)
+    t1 = stats.compare(pu, [bias], [base], METRICS, family="all", alpha=alpha)
+    t2 = stats.compare(pu, [phd], [bias], METRICS, family="all", alpha=alpha)
     shared = sorted(set.intersection(*({r.seed for r in g} for g in group.values())))
     by_seed = {m: {r.seed: r for r in g} for m, g in group.items()}
     rows = []
     for k in METRICS:
         v = {m: float(np.mean([float(r.metrics[k]) for r in g])) for m, g in group.items()}
-        gap = v["vh-phd"] - v["vh"]
+        gap = v[phd] - v[base]
         per_seed = []
         for s in shared:
-            x = {m: float(by_seed[m][s].metrics[k]) for m in BIAS_ARMS}
-            g = x["vh-phd"] - x["vh"]
-            per_seed.append((x["vh-bias"] - x["vh"]) / g if g != 0 else np.nan)
+            x = {m: float(by_seed[m][s].metrics[k]) for m in arms}
+            g = x[phd] - x[base]
+            per_seed.append((x[bias] - x[base]) / g if g != 0 else np.nan)
         ps = np.asarray(per_seed, dtype=float)
         ok = ps[np.isfinite(ps)]
         rows.append({"metric": k, **v,
-                     "closed": (v["vh-bias"] - v["vh"]) / gap if gap != 0 else np.nan,
+                     "closed": (v[bias] - v[base]) / gap if gap != 0 else np.nan,
                      "seeds": len(shared),
                      "closed_std": float(ok.std(ddof=1)) if len(ok) > 1 else np.nan,
                      "closed_min": float(ok.min()) if len(ok) else np.nan,
                      "closed_max": float(ok.max()) if len(ok) else np.nan,
-                     "p vh-bias vs vh": float(t1.loc[t1.metric == k, "p_adj"].iloc[0]),
-                     "p vh-phd vs vh-bias": float(t2.loc[t2.metric == k, "p_adj"].iloc[0])})
-    return pd.DataFrame(rows)
+                     f"p {bias} vs {base}": float(t1.loc[t1.metric == k, "p_adj"].iloc[0]),
+                     f"p {phd} vs {bias}": float(t2.loc[t2.metric == k, "p_adj"].iloc[0])})
+    out = pd.DataFrame(rows)
+    out.attrs["arms"] = tuple(arms)
+    return out
 
 
 def _p(p: float) -> str:
@@ -178,11 +184,13 @@ def _p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
-def share_range(row) -> tuple[float, float] | None:
-    """The range of the share of the VH -> VH_PHD gap that VH+bias closes: (min, max) over
-    seeds, or (share, share) for one seed; None where there is no gain to close (VH_PHD not
-    above VH, or no share). ``row``: one metric's row of :func:`bias_gap`."""
-    if not (row["vh-phd"] > row["vh"]) or not np.isfinite(row["closed"]):
+def share_range(row, arms: tuple = BIAS_ARMS) -> tuple[float, float] | None:
+    """The range of the share of the base -> PHD gap that the bias arm closes (default VH ->
+    VH_PHD, VH+bias): (min, max) over seeds, or (share, share) for one seed; None where there
+    is no gain to close (the PHD arm not above the base, or no share). ``row``: one metric's
+    row of :func:`bias_gap` with these ``arms``."""
+    base, _, phd = arms
+    if not (row[phd] > row[base]) or not np.isfinite(row["closed"]):
         return None
     if np.isfinite(row["closed_min"]) and np.isfinite(row["closed_max"]):
         return float(row["closed_min"]), float(row["closed_max"])
