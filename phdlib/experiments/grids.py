@@ -57,6 +57,9 @@ from .runner import run_grid, status
 
 #: Methods of Figures 1 to 3 (the paper's figure choice).
 FIGURE_METHODS = ["cccf", "dcf", "vh", "vh-phd", "mf"]
+#: Methods of the chapter "Does the gain travel?": each learner for Hamming, for PHD, and
+#: with a per-user offset in training (VH and DCF).
+TRAVEL_METHODS = ["vh", "vh-phd", "vh-bias", "dcf", "dcf-phd", "dcf-bias"]
 #: The four (train, eval) sampling combinations of Figure 4.
 SAMPLINGS = [
     ("stochastic", "deterministic"),
@@ -155,7 +158,9 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
     ``users`` (Figures 1-3: the figure methods at 64 bits), ``sampling``
     (Figure 4: VH_PHD at 64 bits, four sampling combinations), ``convergence``
     (Figure 5: VH and VH_PHD at 64 bits), ``protocol`` (the chapter on the
-    protocol: the Table 1 cells). seeds: model seeds 0..seeds-1.
+    protocol: the Table 1 cells), ``travel`` (the chapter "Does the gain
+    travel?": :data:`TRAVEL_METHODS`, 32 and 64 bits). seeds: model seeds
+    0..seeds-1.
     """
     parts = list(parts)
     bad = set(parts) - set(PARTS)
@@ -171,6 +176,8 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
         blocks.append(Block(["vh", "vh-phd"], [32, 64], sd, part="vh"))
         blocks.append(Block(["vh-bias"], [32, 64], [0], part="vh"))  # one grid with VH's
 
+    if "travel" in parts:
+        blocks.append(Block(TRAVEL_METHODS, [32, 64], sd, part="travel"))
     if "users" in parts:
         blocks.append(Block(FIGURE_METHODS, [64], sd, part="users"))
     if "convergence" in parts:
