@@ -114,16 +114,22 @@ def _cli(capsys, argv):
     return out.out
 
 
-@pytest.mark.parametrize("method,metric", [("vh-phd", "phd"), ("vh", "hamming")])
+VH_SETS = ["tune=false", "max_iterations=300", "min_iterations=300"]
+DCF_SETS = ["tune=false", "max_iterations=10"]
+
+
+@pytest.mark.parametrize("method,metric,sets", [("vh-phd", "phd", VH_SETS),
+                                                ("vh", "hamming", VH_SETS),
+                                                ("dcf-phd", "phd", DCF_SETS)])
 def test_csv_with_string_ids_to_train_export_recommend_and_three_engines(
-        shop, capsys, monkeypatch, tmp_path, method, metric):
+        shop, capsys, monkeypatch, tmp_path, method, metric, sets):
     monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "results"))
     csv = str(shop / "shop.csv")
     trained = json.loads(_cli(capsys, [
         "train", "--method", method, "--ratings", csv, "--columns",
         "user=customer,item=sku,rating=stars", "--scale", "1,5", "--bits", "32",
-        "--set", "tune=false", "--set", "max_iterations=300", "--set", "min_iterations=300",
-        "--json"]))
+        *sum((["--set", x] for x in sets), []), "--json"]))
+    assert trained["method"] == method
     assert trained["dataset"] == "file-shop"
     out = tmp_path / "codes.npz"
     _cli(capsys, ["export", "--run", trained["path"], "--out", str(out), "--json"])

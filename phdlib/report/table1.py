@@ -302,8 +302,9 @@ def table1_findings(t: Table1, tolerance: float = TOLERANCE) -> list[str]:
 
 def additions_findings(t: Table1, metric: str = "ndcg@10") -> list[str]:
     """What our additions say about the table at one width, computed: how many of the
-    paper's hashing methods the item-mean ranking (no personalisation) is above, and how far
-    ALS-trained MF is from the paper's SGD MF."""
+    paper's hashing methods the item-mean ranking (no personalisation) is above, how far
+    ALS-trained MF is from the paper's SGD MF, and where DCF fitted to PHD (DCF_PHD) stands
+    against DCF, VH_PHD and the item-mean ranking."""
     v, out = t.values, []
     have = lambda m: m in v.index and m not in t.missing  # noqa: E731
     name = METRIC_LABELS[metric]
@@ -318,4 +319,10 @@ def additions_findings(t: Table1, metric: str = "ndcg@10") -> list[str]:
         d = v.loc["mf-als", (metric, "ours")] - v.loc["mf", (metric, "ours")]
         out.append(f"At {t.bits} dimensions, MF trained by alternating least squares and tuned on "
                    f"validation is {num(d, sign=True)} {name} from the paper's SGD-trained MF.")
+    if have("dcf-phd") and have("dcf"):
+        x = v.loc["dcf-phd", (metric, "ours")]
+        rel = [f"{num(x - v.loc[m, (metric, 'ours')], sign=True)} from {label(m)}"
+               for m in ("dcf", "vh-phd", "item-mean") if have(m)]
+        out.append(f"At {t.bits} bits DCF's discrete learner fitted to PHD (DCF_PHD, chapter "
+                   f"{{doc}}`travel`) scores {name} {num(x)}: " + ", ".join(rel) + ".")
     return out
