@@ -122,6 +122,10 @@ def test_conclusion_follows_made_up_verdicts():
     tests = pd.DataFrame(rows)
     empty = pd.DataFrame(columns=["method", "bits", "metric", "mean_diff", "verdict"])
     assert rtravel.conclusion(tests, {}, empty)[0].startswith("**The gain travels in part.**")
+    head = rtravel.headline(tests)
+    assert head.startswith("**The gain travels to a second learner at some widths.**")
+    assert "+.1000 (+20.0%, p = 0.001) at 32 bits" in head and "{doc}`travel`" in head
+    assert rtravel.headline(tests[tests["learner"] == "vh"]) is None
     tests["verdict"] = ["PHD better", "no significant difference", "Hamming better"]
     head = rtravel.conclusion(tests, {}, empty)[0]
     assert head.startswith("**The gain does not travel.**") and "in 1 of 1" in head

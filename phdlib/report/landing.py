@@ -10,12 +10,13 @@ sentences are MyST Markdown (bold lead, ``{doc}`` link to the chapter) for
 from __future__ import annotations
 
 
-from ..studies import ablation
+from ..studies import ablation, travel
 from ..serving import codes_file
 from .. import methods
 from ..evaluation.metrics import METRIC_LABELS
 from . import ablation as rablation
 from . import protocol, serving
+from . import travel as rtravel
 from .groups import by_method
 from .page import num, p_text, pct, seeds_text
 from .style import PHD, label
@@ -199,6 +200,8 @@ def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
                  if methods.get(k[0]).learns_codes}
     table, _ = ablation.distance_ablation(code_runs, split)
     reach = ablation.phd_reach(table) if len(table) else None
+    gains = travel.gain_tests({(dataset, m, b): rs for (m, b), rs in grouped.items()
+                               if m in travel.ARMS["dcf"]})
     seed0 = _seed0(runs, widths)
     cat_tests, lead, ties, top = None, None, None, max(widths)
     if all((m, b) in seed0 for m in (protocol.PHD, protocol.HAMMING) for b in widths):
@@ -215,6 +218,6 @@ def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
         ties = serving.served_ties(codes.user_codes, codes.item_codes, codes.bits)
     out = [paper_claim(tables, seeds), item_mean(tables), catalogue(cat_tests),
            pessimistic_ties(lead), bias_share(gaps), phd_without_retraining(reach),
-           served_ties(ties, top), *extra]
+           rtravel.headline(gains) if len(gains) else None, served_ties(ties, top), *extra]
     return [s for s in out if s], {"tables": tables, "gaps": gaps, "reach": reach,
                                    "catalogue": cat_tests, "leaders": lead, "ties": ties}

@@ -21,7 +21,7 @@ from .groups import by_method
 from .page import and_list, mean_std, num, p_text, pct
 from .style import dataset_label
 
-__all__ = ["grouped", "arms_table", "gains_table", "offset_table", "distance_table", "cost_table", "summary", "findings", "conclusion", "learner_label",
+__all__ = ["grouped", "arms_table", "gains_table", "offset_table", "distance_table", "cost_table", "headline", "summary", "findings", "conclusion", "learner_label",
            "travels"]
 
 #: How a learner is named on the page.
@@ -209,6 +209,22 @@ def findings(tests: pd.DataFrame, gaps: dict, dtests: pd.DataFrame,
     out = [line for ln in ARMS for line in [_learner_line(tests, ln, metric)] if line]
     out += [line for ln in ARMS for line in [_offset_line(gaps, ln, metric)] if line]
     return out
+
+
+def headline(tests: pd.DataFrame, metric: str = "ndcg@10") -> str | None:
+    """One sentence for the landing page: does DCF fitted to PHD beat DCF, per width (from
+    :func:`phdlib.studies.travel.gain_tests` of one dataset); None without DCF's arms."""
+    t = tests[(tests["learner"] == "dcf") & (tests["metric"] == metric)]
+    if t.empty:
+        return None
+    better, n = travels(tests, "dcf", metric)
+    lead = ("**The gain travels to a second learner.**" if better == n else
+            "**The gain does not travel to a second learner.**" if better == 0 else
+            "**The gain travels to a second learner at some widths.**")
+    parts = "; ".join(f"{num(r.mean_diff, sign=True)} ({pct(100 * r.rel)}, {p_text(r.p_adj)}) "
+                      f"at {r.bits} bits" for r in t.itertuples())
+    return (f"{lead} DCF's discrete learner fitted to PHD instead of the inner product "
+            f"(DCF_PHD, ours) against DCF, {METRIC_LABELS[metric]}: {parts}. See {{doc}}`travel`.")
 
 
 def summary(tests: pd.DataFrame, gaps: dict, dtests: pd.DataFrame,
