@@ -149,9 +149,31 @@ class DCFMethod(Method):
             pairs = [(a, b) for a in config["alpha_grid"] for b in config["beta_grid"]]
         return [{"alpha": float(a), "beta": float(b), "tune": False} for a, b in pairs]
 
+    #: the score the discrete rounds fit (:func:`fit_point`'s ``score``)
+    fits = "hamming"
+    #: fit a real offset per user in training (:func:`fit_point`'s ``user_offset``)
+    user_offset = False
+
     def fit(self, split, bits, seed, config, progress=False) -> CodeModel:
-        model, info = fit_point(split, bits, seed, config, [int(bits)], progress=progress)
-        return CodeModel(int(bits), packed(model), "hamming", block_log(model), info)
+        model, info = fit_point(split, bits, seed, config, [int(bits)], progress=progress,
+                                score=self.fits, user_offset=self.user_offset)
+        return CodeModel(int(bits), packed(model), self.ranks_by, block_log(model), info)
+
+
+class DCFVariant(DCFMethod):
+    """A method made of DCF's learner with another score or a per-user offset (DCF_PHD,
+    DCF+bias): DCF's config keys, grid and quick profile; its own ``impl`` and single-point
+    ``alpha`` (= ``beta``), which subclasses set with :attr:`fits`, :attr:`user_offset` and
+    :attr:`ranks_by`."""
+
+    #: alpha = beta of the single-point run (``tune=False``; the full profile tunes the grid)
+    alpha = 0.1
+    #: the variant's implementation revision (its own; DCF's is :data:`IMPL`)
+    impl = 1
+
+    def defaults(self, dataset: str, bits: int) -> dict:
+        return {**super().defaults(dataset, bits), "alpha": self.alpha, "beta": self.alpha,
+                "impl": self.impl}
 
 
 #: The registry entry ``dcf``.

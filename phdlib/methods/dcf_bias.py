@@ -16,8 +16,7 @@ in the paper.
 from __future__ import annotations
 
 from . import dcf
-from .dcf import DCFMethod, block_log, packed
-from .fitted import CodeModel
+from .dcf import DCFVariant
 
 #: Implementation revision of DCF+bias (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
 IMPL = 1
@@ -36,7 +35,7 @@ def fit_point(split, bits: int, seed: int, config: dict, progress: bool = False)
                          user_offset=True)
 
 
-class DCFBiasMethod(DCFMethod):
+class DCFBiasMethod(DCFVariant):
     """Method ``dcf-bias``: DCF's config keys and grid (see :class:`phdlib.methods.dcf.DCFMethod`).
 
     Differences: ``alpha`` = ``beta`` default to :data:`ALPHA` for the single
@@ -48,16 +47,12 @@ class DCFBiasMethod(DCFMethod):
     label = "DCF+bias (ours)"
     description = "DCF with a per-user offset in training, ranking by Hamming (not in the paper)"
     ranks_by = "hamming"
+    user_offset = True
     learns_codes = True
     in_paper = False
     color = "tab:cyan"
-
-    def defaults(self, dataset: str, bits: int) -> dict:
-        return {**super().defaults(dataset, bits), "alpha": ALPHA, "beta": ALPHA, "impl": IMPL}
-
-    def fit(self, split, bits, seed, config, progress=False) -> CodeModel:
-        model, info = fit_point(split, int(bits), seed, config, progress=progress)
-        return CodeModel(int(bits), packed(model), "hamming", block_log(model), info)
+    alpha = ALPHA
+    impl = IMPL
 
 
 #: The registry entry ``dcf-bias``.

@@ -11,8 +11,7 @@ paper; the book's chapter "Does the gain travel?" compares it with DCF.
 from __future__ import annotations
 
 from . import dcf
-from .fitted import CodeModel
-from .dcf import DCFMethod, block_log, packed
+from .dcf import DCFVariant
 
 #: Implementation revision of DCF_PHD (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
 IMPL = 1
@@ -28,7 +27,7 @@ def fit_point(split, bits: int, seed: int, config: dict, progress: bool = False)
     return dcf.fit_point(split, bits, seed, config, [int(bits)], progress=progress, score="phd")
 
 
-class DCFPHDMethod(DCFMethod):
+class DCFPHDMethod(DCFVariant):
     """Method ``dcf-phd``: DCF's config keys and grid (see :class:`phdlib.methods.dcf.DCFMethod`).
 
     Differences: ``alpha`` = ``beta`` default to :data:`ALPHA` everywhere,
@@ -42,16 +41,12 @@ class DCFPHDMethod(DCFMethod):
     label = "DCF_PHD (ours)"
     description = "DCF's discrete learner fitted to and ranking by PHD (not in the paper)"
     ranks_by = "phd"
+    fits = "phd"
     learns_codes = True
     in_paper = False
     color = "tab:olive"
-
-    def defaults(self, dataset: str, bits: int) -> dict:
-        return {**super().defaults(dataset, bits), "alpha": ALPHA, "beta": ALPHA, "impl": IMPL}
-
-    def fit(self, split, bits, seed, config, progress=False) -> CodeModel:
-        model, info = fit_point(split, int(bits), seed, config, progress=progress)
-        return CodeModel(int(bits), packed(model), "phd", block_log(model), info)
+    alpha = ALPHA
+    impl = IMPL
 
 
 #: The registry entry ``dcf-phd``.
