@@ -161,3 +161,24 @@ def test_unknown_score_and_side_are_named():
         P.linear_terms("phd", "both", np.ones((2, 3), dtype=np.int8))
     with pytest.raises(ValueError, match="side must be 'user' or 'item', got 'both'"):
         P.bit_update([0], [0], [1.0], np.ones((1, 2)), np.ones((1, 2)), 0.0, "phd", "both", 0, 0)
+
+
+def test_phd_bench_dcd_times_both_sweeps_on_a_dataset(capsys, tmp_path):
+    """``phd bench --dcd``: both sweeps timed on the same problem, the ratio and the flips
+    reported; a wrong dataset is one ``phd: error:`` line."""
+    import json
+
+    from phdlib.cli import main
+
+    out = tmp_path / "dcd.json"
+    assert main(["bench", "--dcd", "--dataset", "ml-100k", "--bits", "16", "--repeats", "2",
+                 "--json", "--out", str(out)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert json.loads(out.read_text()) == res and list(res) == ["16"]
+    r = res["16"]
+    assert r["bits"] == 16 and r["nnz"] > 0 and r["ratio"]["rounds"] == 2
+    assert set(r["seconds"]) == set(r["flips"]) == {"hamming", "phd"}
+    assert r["ratio"]["median"] > 0 and all(v > 0 for v in r["seconds"].values())
+    assert main(["bench", "--dcd", "--dataset", "no-such-set"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("phd: error: unknown dataset 'no-such-set'") and "Traceback" not in err

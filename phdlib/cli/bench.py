@@ -25,6 +25,32 @@ def _bench_train(args, log) -> int:
     return 0
 
 
+def _bench_dcd(args, log) -> int:
+    from .. import data
+    from ..bench import dcd
+
+    widths = [args.bits] if args.bits else [32, 64]
+    try:
+        split = data.load_split(args.dataset)
+        res = {str(b): dcd.sweep_ratio(split, b, repeats=args.repeats or 21, seed=args.seed)
+               for b in widths}
+    except (ValueError, MemoryError, data.DataNotFoundError) as exc:
+        return fail(str(exc), 2)
+    if args.out:
+        from ..io import write_json
+
+        write_json(args.out, res)
+    if args.json:
+        dump_json(res)
+    else:
+        for b, r in res.items():
+            q = r["ratio"]
+            print(f"{args.dataset}, {b} bits: one PHD sweep / one Hamming sweep = "
+                  f"{q['median']:.2f} (q25 {q['q25']:.2f}, q75 {q['q75']:.2f}); seconds "
+                  f"{r['seconds']['phd']:.3f} / {r['seconds']['hamming']:.3f}")
+    return 0
+
+
 def _bench_serving(args, log) -> int:
     from ..bench import serving
     from ..io import records
@@ -83,6 +109,8 @@ def _bench(args) -> int:
         return _bench_train(args, log)
     if args.serving:
         return _bench_serving(args, log)
+    if args.dcd:
+        return _bench_dcd(args, log)
     try:
         res = bench.run(n=args.n, threads=args.threads, profile=args.profile,
                         repeats=args.repeats, seed=args.seed, n_topk=args.n_topk, ip_n=args.ip_n,
@@ -133,12 +161,18 @@ def register(sub) -> None:
                    help="instead: PHD top-k served by BinaryIndex, faiss (flat, HNSW, IVF on "
                         "padded codes) and Milvus Lite: recall@k against queries per second, "
                         "memory and build time")
+    p.add_argument("--dcd", action="store_true",
+                   help="instead: one discrete-coordinate-descent sweep of DCF_PHD against one "
+                        "of DCF on a dataset's training ratings (--dataset, --bits: default 32 "
+                        "and 64), interleaved; the median ratio and quartiles")
+    p.add_argument("--dataset", default="ml-1m", help="with --dcd: the dataset (default ml-1m)")
     p.add_argument("--items", type=int_in(1), default=1_000_000,
                    help="with --serving: synthetic item codes (default 1,000,000)")
     p.add_argument("--queries", type=int_in(1), default=1000,
                    help="with --serving: query (user) codes (default 1000)")
     p.add_argument("--bits", type=int_in(1, 1024), default=None,
-                   help="with --serving: code width of synthetic codes (default 64)")
+                   help="with --serving: code width of synthetic codes (default 64); with --dcd: "
+                        "the one width to measure")
     p.add_argument("--codes", default=None, metavar="FILE.npz",
                    help="with --serving: trained codes from phd export instead of synthetic ones")
     p.add_argument("--k", type=int_in(1, 16_384), default=10, help="with --serving: top-k (default 10)")
