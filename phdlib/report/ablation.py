@@ -69,18 +69,21 @@ def distance_table(table: pd.DataFrame, tests: pd.DataFrame,
 
 
 def gap_table(gap: pd.DataFrame) -> pd.DataFrame:
-    """:func:`phdlib.studies.ablation.bias_gap` for display: one row per metric, the three arms,
-    the share closed with its range over seeds, and the two adjusted p-values."""
+    """:func:`phdlib.studies.ablation.bias_gap` for display: one row per metric, the three arms
+    (``gap.attrs["arms"]``: VH's by default), the share closed with its range over seeds, and
+    the two adjusted p-values."""
+    base, bias, phd = arms = gap.attrs.get("arms", BIAS_ARMS)
+    label = methods.label
     rows = {}
     for _, g in gap.iterrows():
         closed = "n/a" if not np.isfinite(g["closed"]) else f"{100 * g['closed']:.0f}%"
         if np.isfinite(g["closed_std"]):
             closed += f" ({100 * g['closed_min']:.0f}% to {100 * g['closed_max']:.0f}%)"
         rows[METRIC_LABELS[g["metric"]]] = {
-            **{methods.label(m): num(g[m]) for m in BIAS_ARMS},
+            **{label(m): num(g[m]) for m in arms},
             "closed (range over seeds)": closed,
-            "VH+bias vs VH": p_text(g["p vh-bias vs vh"]),
-            "VH_PHD vs VH+bias": p_text(g["p vh-phd vs vh-bias"]),
+            f"{label(bias)} vs {label(base)}": p_text(g[f"p {bias} vs {base}"]),
+            f"{label(phd)} vs {label(bias)}": p_text(g[f"p {phd} vs {bias}"]),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 
