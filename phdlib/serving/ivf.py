@@ -76,8 +76,8 @@ def _positive_int(value, what: str, low: int = 1, high: int | None = None) -> in
     ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
           and value >= low and (high is None or value <= high))
     if not ok:
-        span = f"{low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"{what} must be an integer in {span}, got {value!r}")
+        span = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{what} must be an integer {span}, got {value!r}")
     return int(value)
 
 
