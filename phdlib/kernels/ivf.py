@@ -41,29 +41,28 @@ def assign(codes, centroids, labels, dists):
     """Nearest centroid of each code by Hamming distance (ties: smaller index).
 
     codes: uint64 (n, w); centroids: uint64 (nlist, w); labels: int32 (n,),
-    dists: int32 (n,), both written. O(n nlist w).
+    dists: int32 (n,), both written. O(n nlist w). The running minimum is of
+    one int64 key ``(d << 32) | j`` a centroid, so the loop over centroids is
+    a branch-free min reduction that vectorises.
     """
     n, w = codes.shape
     nl = centroids.shape[0]
     chunks = max(1, min(n // 1024, 256))
     for c in nb.prange(chunks):
         for r in range(n * c // chunks, n * (c + 1) // chunks):
-            best, arg = 1 << 30, 0
+            best = EMPTY
             if w == 1:
                 x = codes[r, 0]
                 for j in range(nl):
-                    d = popcount(x ^ centroids[j, 0])
-                    if d < best:
-                        best, arg = d, j
+                    best = min(best, (nb.int64(popcount(x ^ centroids[j, 0])) << 32) | j)
             else:
                 for j in range(nl):
                     d = 0
                     for t in range(w):
                         d += popcount(codes[r, t] ^ centroids[j, t])
-                    if d < best:
-                        best, arg = d, j
-            labels[r] = arg
-            dists[r] = best
+                    best = min(best, (nb.int64(d) << 32) | j)
+            labels[r] = best & 0xFFFFFFFF
+            dists[r] = best >> 32
 
 
 @nb.njit(cache=True)
@@ -126,8 +125,58 @@ def _push(heap, key):
     heap[i] = key
 
 
+@nb.njit(cache=True)
+def _probe_keys(probe, q, centroids, out):
+    """Keys ``(d << 32) | j`` of the query ``q`` (uint64 (w,)) to each centroid
+    (uint64 (nlist, w)) into ``out`` (int64 (nlist,)); one vectorisable pass."""
+    nl, w = centroids.shape
+    if w == 1:
+        q0 = q[0]
+        if probe == PROBE_PHD:
+            for j in range(nl):
+                out[j] = (nb.int64(popcount(q0 & ~centroids[j, 0])) << 32) | j
+        else:
+            for j in range(nl):
+                out[j] = (nb.int64(popcount(q0 ^ centroids[j, 0])) << 32) | j
+    else:
+        for j in range(nl):
+            d = 0
+            if probe == PROBE_PHD:
+                for t in range(w):
+                    d += popcount(q[t] & ~centroids[j, t])
+            else:
+                for t in range(w):
+                    d += popcount(q[t] ^ centroids[j, t])
+            out[j] = (nb.int64(d) << 32) | j
+
+
+@nb.njit(cache=True)
+def _list_distances(op, q, stored, lo, hi, out):
+    """Distances of the query ``q`` (uint64 (w,)) to ``stored[lo:hi]`` into
+    ``out[:hi - lo]`` (int64); one contiguous vectorisable pass."""
+    w = stored.shape[1]
+    if w == 1:
+        q0 = q[0]
+        if op == 1:
+            for r in range(lo, hi):
+                out[r - lo] = popcount(q0 & stored[r, 0])
+        else:
+            for r in range(lo, hi):
+                out[r - lo] = popcount(q0 ^ stored[r, 0])
+    else:
+        for r in range(lo, hi):
+            d = 0
+            if op == 1:
+                for t in range(w):
+                    d += popcount(q[t] & stored[r, t])
+            else:
+                for t in range(w):
+                    d += popcount(q[t] ^ stored[r, t])
+            out[r - lo] = d
+
+
 @nb.njit(parallel=True, cache=True)
-def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, probes, keys):
+def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, max_list, probes, keys):
     """Top-k of each query over its ``nprobe`` nearest lists.
 
     op: :data:`phdlib.kernels.search.OP_XOR` (0, Hamming) or ``OP_AND`` (1,
@@ -137,49 +186,39 @@ def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, probes, 
     uint64 (nlist, w), plain codes; stored: uint64 (n, w), the codes list
     after list; ids: int64 (n,), their original ids (ascending within a
     list); offsets: int64 (nlist + 1,), list ``j`` is ``stored[offsets[j]:
-    offsets[j + 1]]``; probes: int64 (q, nprobe) scratch; keys: int64 (q, k),
-    written: each row the ``k`` smallest keys ``(d << ID_BITS) | id`` in
-    ascending order, ``EMPTY`` where fewer codes were probed.
+    offsets[j + 1]]``; max_list: the largest list's length; probes: int64
+    (q, nprobe) scratch; keys: int64 (q, k), written: each row the ``k``
+    smallest keys ``(d << ID_BITS) | id`` in ascending order, ``EMPTY``
+    where fewer codes were probed.
+
+    Per query: the centroid keys in one pass, the ``nprobe`` smallest by a
+    heap; per probed list (nearest first) its distances in one pass, then
+    only those within the current ``k``-th distance go to the top-k heap.
     """
-    nq, w = queries.shape
+    nq = queries.shape[0]
     nl = centroids.shape[0]
     for a in nb.prange(nq):
         q = queries[a]
+        ck = np.empty(nl, dtype=np.int64)
+        dist = np.empty(max_list, dtype=np.int64)
+        _probe_keys(probe, q, centroids, ck)
         pk = probes[a]
         pk[:] = EMPTY
         for j in range(nl):
-            d = 0
-            for t in range(w):
-                if probe == PROBE_PHD:
-                    d += popcount(q[t] & ~centroids[j, t])
-                else:
-                    d += popcount(q[t] ^ centroids[j, t])
-            key = (nb.int64(d) << 32) | j
-            if key < pk[0]:
-                _push(pk, key)
+            if ck[j] < pk[0]:
+                _push(pk, ck[j])
         order = np.sort(pk)
         heap = keys[a]
         heap[:] = EMPTY
         for p in range(nprobe):
             j = order[p] & 0xFFFFFFFF
             lo, hi = offsets[j], offsets[j + 1]
-            if w == 1:
-                q0 = q[0]
-                for r in range(lo, hi):
-                    x = (q0 & stored[r, 0]) if op == 1 else (q0 ^ stored[r, 0])
-                    key = (nb.int64(popcount(x)) << ID_BITS) | ids[r]
+            _list_distances(op, q, stored, lo, hi, dist)
+            thr = heap[0] >> ID_BITS
+            for r in range(hi - lo):
+                if dist[r] <= thr:
+                    key = (dist[r] << ID_BITS) | ids[lo + r]
                     if key < heap[0]:
                         _push(heap, key)
-            else:
-                for r in range(lo, hi):
-                    d = 0
-                    if op == 1:
-                        for t in range(w):
-                            d += popcount(q[t] & stored[r, t])
-                    else:
-                        for t in range(w):
-                            d += popcount(q[t] ^ stored[r, t])
-                    key = (nb.int64(d) << ID_BITS) | ids[r]
-                    if key < heap[0]:
-                        _push(heap, key)
+                        thr = heap[0] >> ID_BITS
         heap[:] = np.sort(heap)

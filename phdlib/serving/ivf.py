@@ -266,7 +266,8 @@ class IVFIndex:
         if nq:
             probes = np.empty((nq, self._nprobe), dtype=np.int64)
             K.search(self.op, PROBES[self.probe], q, self.centroids, self.stored, self.ids,
-                     self.offsets, self._nprobe, probes, keys)
+                     self.offsets, self._nprobe, max(1, int(self.list_sizes().max(initial=0))),
+                     probes, keys)
         empty = keys == K.EMPTY
         ids = np.where(empty, -1, keys & ((1 << K.ID_BITS) - 1)).astype(np.int64)
         dist = np.where(empty, _INT32_MAX, keys >> K.ID_BITS).astype(np.int32)
