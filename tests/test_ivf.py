@@ -74,6 +74,12 @@ def test_list_layout_is_contiguous_and_complete():
     np.testing.assert_array_equal(ivf.stored, ~items[ivf.ids])  # PHD stores NOT items
     assert ivf.stored.shape == (3000, 2) and ivf.stored.dtype == np.uint64
     assert ivf.memory_bytes() == 3000 * 16 + 3000 * 8 + 26 * 8 + 25 * 16
+    ivf.nprobe = 25
+    ref = BinaryIndex(100, "phd")
+    ref.add(items)
+    d, i = ivf.search(items[7], 3)  # one code (w,) is one query
+    assert d.shape == i.shape == (1, 3)
+    np.testing.assert_array_equal(i, ref.search(items[7], 3)[1])
 
 
 def test_one_thread_and_many_agree_and_seed_decides():

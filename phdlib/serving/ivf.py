@@ -53,7 +53,10 @@ nlist = 4000; seed 0), tie-aware recall@10 by nprobe = 1, 2, 4, 8, 16, 32, 64:
 Hamming ranking wins only at ``nprobe = 1`` (the query's own cluster), they
 tie at 2, and from 4 lists on PHD ranking reaches a recall that Hamming
 ranking needs 4 times the lists for (0.887 at 4 against 0.880 at 16) or more
-(0.945 at 8 against 0.940 at 64); hence PHD is the default for PHD.
+(0.945 at 8 against 0.940 at 64); hence PHD is the default for PHD. Two
+mixes measured on the same set did not do better from 4 lists on: PHD with
+ties broken by ``popcount(c AND NOT u)`` (0.883, 0.937, 0.973 at 4, 8, 16)
+and ``4 PHD(u, c) + popcount(c AND NOT u)`` (0.877, 0.925, 0.963).
 
 Search: per query, the distances to all centres in one pass and the
 ``nprobe`` nearest by a heap; then per probed list (nearest first) one
