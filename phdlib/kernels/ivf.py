@@ -1,0 +1,224 @@
+"""Kernels of the inverted-file index (:class:`phdlib.serving.ivf.IVFIndex`).
+
+Codes are ``uint64`` arrays of shape ``(n, w)``, ``w = ceil(m / 64)`` words a
+code (see :mod:`phdlib.codes`); every distance is an integer bit count in
+``[0, m]``. The popcount is the LLVM intrinsic of :mod:`phdlib.kernels.bits`.
+
+- :func:`assign`: the nearest centroid of every code by Hamming distance
+  (ties: the smaller centroid index), parallel over contiguous chunks;
+- :func:`bit_counts` and :func:`majority`: the k-majority update (per list,
+  how many members have each bit set; a centroid bit is the members' majority,
+  a tie keeps the old bit);
+- :func:`search`: per query (parallel over queries) pick the ``nprobe``
+  nearest lists, scan each list's contiguous codes and keep the ``k`` smallest
+  ``(distance, id)`` pairs.
+
+Top-k state: a max-heap of ``k`` int64 keys ``(d << ID_BITS) | id``, so one
+integer comparison orders by distance and then by id, the order of
+:class:`phdlib.serving.search.BinaryIndex` (ties: smaller id first). Free slots
+hold ``EMPTY`` (the int64 maximum). The caller guarantees ``id < 2**ID_BITS``
+and ``m < 2**(62 - ID_BITS)``.
+
+Results do not depend on the number of Numba threads.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .bits import popcount
+
+#: bits of an id in a top-k key (ids below 2**40, about 10**12 codes)
+ID_BITS = 40
+#: a free top-k slot (larger than every real key)
+EMPTY = np.iinfo(np.int64).max
+#: the ``probe`` codes of :func:`search`: rank lists by popcount(q XOR c) or popcount(q AND NOT c)
+PROBE_HAMMING, PROBE_PHD = 0, 1
+
+
+@nb.njit(parallel=True, cache=True)
+def assign(codes, centroids, labels, dists):
+    """Nearest centroid of each code by Hamming distance (ties: smaller index).
+
+    codes: uint64 (n, w); centroids: uint64 (nlist, w); labels: int32 (n,),
+    dists: int32 (n,), both written. O(n nlist w). The running minimum is of
+    one int64 key ``(d << 32) | j`` a centroid, so the loop over centroids is
+    a branch-free min reduction that vectorises.
+    """
+    n, w = codes.shape
+    nl = centroids.shape[0]
+    chunks = max(1, min(n // 1024, 256))
+    for c in nb.prange(chunks):
+        for r in range(n * c // chunks, n * (c + 1) // chunks):
+            best = EMPTY
+            if w == 1:
+                x = codes[r, 0]
+                for j in range(nl):
+                    best = min(best, (nb.int64(popcount(x ^ centroids[j, 0])) << 32) | j)
+            else:
+                for j in range(nl):
+                    d = 0
+                    for t in range(w):
+                        d += popcount(codes[r, t] ^ centroids[j, t])
+                    best = min(best, (nb.int64(d) << 32) | j)
+            labels[r] = best & 0xFFFFFFFF
+            dists[r] = best >> 32
+
+
+@nb.njit(cache=True)
+def bit_counts(codes, labels, m, counts, sizes):
+    """Per list, members with each bit set. codes: uint64 (n, w); labels:
+    int32 (n,); counts: int64 (nlist, m), sizes: int64 (nlist,), both zeroed
+    by the caller and accumulated here. O(n m)."""
+    n, w = codes.shape
+    for r in range(n):
+        lab = labels[r]
+        sizes[lab] += 1
+        for t in range(w):
+            x = codes[r, t]
+            b = t * 64
+            while x:
+                low = x & (~x + nb.uint64(1))  # lowest set bit
+                counts[lab, b + popcount(low - nb.uint64(1))] += 1
+                x ^= low
+
+
+@nb.njit(cache=True)
+def majority(counts, sizes, old, out):
+    """Centroid words from member bit counts: bit set when more than half of
+    the members have it, the ``old`` bit on an exact tie (and for an empty
+    list). counts: int64 (nlist, m); sizes: int64 (nlist,); old, out: uint64
+    (nlist, w), ``out`` written."""
+    nl, m = counts.shape
+    for j in range(nl):
+        for t in range(out.shape[1]):
+            out[j, t] = 0
+        for b in range(m):
+            t, s = b // 64, nb.uint64(b % 64)
+            twice = 2 * counts[j, b]
+            if twice > sizes[j]:
+                bit = nb.uint64(1)
+            elif twice < sizes[j]:
+                bit = nb.uint64(0)
+            else:
+                bit = (old[j, t] >> s) & nb.uint64(1)
+            out[j, t] |= bit << s
+
+
+@nb.njit(inline="always", cache=True)
+def _push(heap, key):
+    """Replace the largest key of the max-heap ``heap`` (int64 (k,)) by the
+    smaller ``key`` and restore the heap."""
+    k = heap.shape[0]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= k:
+            break
+        b = a + 1
+        if b < k and heap[b] > heap[a]:
+            a = b
+        if heap[a] <= key:
+            break
+        heap[i] = heap[a]
+        i = a
+    heap[i] = key
+
+
+@nb.njit(cache=True)
+def _probe_keys(probe, q, centroids, out):
+    """Keys ``(d << 32) | j`` of the query ``q`` (uint64 (w,)) to each centroid
+    (uint64 (nlist, w)) into ``out`` (int64 (nlist,)); one vectorisable pass."""
+    nl, w = centroids.shape
+    if w == 1:
+        q0 = q[0]
+        if probe == PROBE_PHD:
+            for j in range(nl):
+                out[j] = (nb.int64(popcount(q0 & ~centroids[j, 0])) << 32) | j
+        else:
+            for j in range(nl):
+                out[j] = (nb.int64(popcount(q0 ^ centroids[j, 0])) << 32) | j
+    else:
+        for j in range(nl):
+            d = 0
+            if probe == PROBE_PHD:
+                for t in range(w):
+                    d += popcount(q[t] & ~centroids[j, t])
+            else:
+                for t in range(w):
+                    d += popcount(q[t] ^ centroids[j, t])
+            out[j] = (nb.int64(d) << 32) | j
+
+
+@nb.njit(cache=True)
+def _list_distances(op, q, stored, lo, hi, out):
+    """Distances of the query ``q`` (uint64 (w,)) to ``stored[lo:hi]`` into
+    ``out[:hi - lo]`` (int64); one contiguous vectorisable pass."""
+    w = stored.shape[1]
+    if w == 1:
+        q0 = q[0]
+        if op == 1:
+            for r in range(lo, hi):
+                out[r - lo] = popcount(q0 & stored[r, 0])
+        else:
+            for r in range(lo, hi):
+                out[r - lo] = popcount(q0 ^ stored[r, 0])
+    else:
+        for r in range(lo, hi):
+            d = 0
+            if op == 1:
+                for t in range(w):
+                    d += popcount(q[t] & stored[r, t])
+            else:
+                for t in range(w):
+                    d += popcount(q[t] ^ stored[r, t])
+            out[r - lo] = d
+
+
+@nb.njit(parallel=True, cache=True)
+def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, max_list, probes, keys):
+    """Top-k of each query over its ``nprobe`` nearest lists.
+
+    op: :data:`phdlib.kernels.search.OP_XOR` (0, Hamming) or ``OP_AND`` (1,
+    PHD on stored NOT codes); probe: :data:`PROBE_HAMMING` or
+    :data:`PROBE_PHD`, the distance from query to centroid that ranks the
+    lists (ties: smaller list index); queries: uint64 (q, w); centroids:
+    uint64 (nlist, w), plain codes; stored: uint64 (n, w), the codes list
+    after list; ids: int64 (n,), their original ids (ascending within a
+    list); offsets: int64 (nlist + 1,), list ``j`` is ``stored[offsets[j]:
+    offsets[j + 1]]``; max_list: the largest list's length; probes: int64
+    (q, nprobe) scratch; keys: int64 (q, k), written: each row the ``k``
+    smallest keys ``(d << ID_BITS) | id`` in ascending order, ``EMPTY``
+    where fewer codes were probed.
+
+    Per query: the centroid keys in one pass, the ``nprobe`` smallest by a
+    heap; per probed list (nearest first) its distances in one pass, then
+    only those within the current ``k``-th distance go to the top-k heap.
+    """
+    nq = queries.shape[0]
+    nl = centroids.shape[0]
+    for a in nb.prange(nq):
+        q = queries[a]
+        ck = np.empty(nl, dtype=np.int64)
+        dist = np.empty(max_list, dtype=np.int64)
+        _probe_keys(probe, q, centroids, ck)
+        pk = probes[a]
+        pk[:] = EMPTY
+        for j in range(nl):
+            if ck[j] < pk[0]:
+                _push(pk, ck[j])
+        order = np.sort(pk)
+        heap = keys[a]
+        heap[:] = EMPTY
+        for p in range(nprobe):
+            j = order[p] & 0xFFFFFFFF
+            lo, hi = offsets[j], offsets[j + 1]
+            _list_distances(op, q, stored, lo, hi, dist)
+            thr = heap[0] >> ID_BITS
+            for r in range(hi - lo):
+                if dist[r] <= thr:
+                    key = (dist[r] << ID_BITS) | ids[lo + r]
+                    if key < heap[0]:
+                        _push(heap, key)
+                        thr = heap[0] >> ID_BITS
+        heap[:] = np.sort(heap)
