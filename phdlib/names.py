@@ -37,6 +37,10 @@ PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol", "travel
 #: The reproduction profiles: the paper's settings and reduced ones for checks.
 PROFILES = ("full", "quick")
 
+#: The engines of ``phd bench --serving`` (:data:`phdlib.bench.serving.ENGINES` is this).
+SERVING_ENGINES = ("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "phd-ivf",
+                   "milvus-lite")
+
 #: The widest code a run may have, in bits (16 words; VH's Adam state at Amazon's shape
 #: is then ~5 GB). :data:`phdlib.codes.MAX_BITS` is this.
 MAX_BITS = 1024

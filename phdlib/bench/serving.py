@@ -7,6 +7,9 @@ One run measures, on one set of item codes and query (user) codes:
 - ``faiss-flat``: faiss ``IndexBinaryFlat`` on the padded codes (exact);
 - ``faiss-hnsw``: ``IndexBinaryHNSW`` (``M`` links), one point per ``efSearch``;
 - ``faiss-ivf``: ``IndexBinaryIVF`` (``nlist`` lists), one point per ``nprobe``;
+- ``phd-ivf``: :class:`phdlib.serving.ivf.IVFIndex`, an inverted file on the native
+  codes (no padding; lists ranked by PHD to their centres), the same ``nlist``,
+  one point per ``nprobe``;
 - ``milvus-lite``: Milvus Lite ``BIN_FLAT``/``HAMMING`` on the padded codes
   (exact; only up to ``milvus_max`` items, as it ingests rows through Python).
 
@@ -30,11 +33,14 @@ import pandas as pd
 from ..serving import engines
 from ..codes import padding
 from ..codes.packed import pack
+from ..names import SERVING_ENGINES
+from ..serving.ivf import IVFIndex
 from ..serving.search import BinaryIndex
 
-ENGINES = ("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "milvus-lite")
+#: The engines measured, in order (named in :data:`phdlib.names.SERVING_ENGINES` for ``phd --help``).
+ENGINES = SERVING_ENGINES
 HNSW_EF = (16, 32, 64, 128, 256)
-IVF_NPROBE = (1, 2, 4, 8, 16, 32, 64)
+IVF_NPROBE = (1, 2, 4, 8, 16, 32, 64, 128)
 #: faiss trains binary IVF centroids by k-means on 39 points a list (cost ~ nlist^2):
 #: the default nlist, 4 sqrt(n), is capped here so that 10M codes train in minutes.
 IVF_MAX_NLIST = 4096
@@ -133,6 +139,17 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
             rows.append(_row("faiss-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
         log(f"faiss-ivf: nlist {lists}, built in {build:.1f} s")
+    if "phd-ivf" in engines_:
+        lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1, IVF_MAX_NLIST))
+        iv, build = _built(IVFIndex(bits, "phd", nlist=lists, seed=0), item_codes)
+        mem = iv.memory_bytes()
+        for p in ivf_nprobe:
+            if p > lists:
+                break
+            iv.nprobe = int(p)
+            secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
+            rows.append(_row("phd-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
+        log(f"phd-ivf: nlist {lists}, built in {build:.1f} s")
     if "milvus-lite" in engines_ and n <= milvus_max:
         import importlib.util
         import tempfile

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..names import SERVING_ENGINES as ENGINE_NAMES
 from .options import (SEED, add_json_flag, dump_json, fail, int_in, output_file_problem, positive_float)
 
 
@@ -159,8 +160,8 @@ def register(sub) -> None:
                    help="with --train: a shape to measure (repeatable; default both)")
     p.add_argument("--serving", action="store_true",
                    help="instead: PHD top-k served by BinaryIndex, faiss (flat, HNSW, IVF on "
-                        "padded codes) and Milvus Lite: recall@k against queries per second, "
-                        "memory and build time")
+                        "padded codes), phdlib's IVF on the native codes and Milvus Lite: "
+                        "recall@k against queries per second, memory and build time")
     p.add_argument("--dcd", action="store_true",
                    help="instead: one discrete-coordinate-descent sweep of DCF_PHD against one "
                         "of DCF on a dataset's training ratings (--dataset, --bits: default 32 "
@@ -178,7 +179,7 @@ def register(sub) -> None:
     p.add_argument("--k", type=int_in(1, 16_384), default=10, help="with --serving: top-k (default 10)")
     p.add_argument("--engine", action="append", default=None,
                    help="with --serving: an engine to measure (repeatable; default all: "
-                        "binaryindex, faiss-flat, faiss-hnsw, faiss-ivf, milvus-lite)")
+                        + ", ".join(ENGINE_NAMES) + ")")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.add_argument("--progress", action="store_true", help="progress bars on stderr")
