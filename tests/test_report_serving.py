@@ -88,3 +88,29 @@ def test_conclusion_from_engine_checks_and_benchmark():
     assert "49.4×" in lines[1] and "(26.3×)" in lines[1]
     same.loc["Milvus Lite BIN_FLAT", "same ids (ties included)"] = False
     assert S.conclusion(same, _rows())[0].startswith("Milvus Lite BIN_FLAT did not")
+
+
+def _ivf_rows(ours_qps, ours_mb):
+    import pandas as pd
+
+    rows = [("binaryindex", "", float("nan"), 1.0, 300.0, 76.3)]
+    rows += [("faiss-ivf", "nprobe", p, r, q, 229.0)
+             for p, r, q in ((8, 0.97, 19000.0), (16, 0.990, 11000.0), (32, 0.995, 6000.0))]
+    rows += [("phd-ivf", "nprobe", p, r, q, ours_mb)
+             for (p, r), q in zip(((8, 0.97), (16, 0.991), (32, 0.996)), ours_qps)]
+    return pd.DataFrame(rows, columns=["engine", "param", "value", "recall", "qps", "memory_mb"])
+
+
+def test_native_ivf_against_padded_ivf_at_one_recall_is_computed():
+    from phdlib.report import serving as rs
+
+    cmp = rs.native_against_padded(_ivf_rows((30000.0, 14000.0, 9000.0), 114.0), 0.99)
+    assert int(cmp["ours"]["value"]) == 16 and int(cmp["theirs"]["value"]) == 16
+    assert cmp["speed"] == pytest.approx(14000 / 11000) and cmp["memory"] == pytest.approx(114 / 229)
+    line = rs.native_finding(cmp)
+    assert line.startswith("**Faster in half the memory.**") and "1.27 times" in line
+    slow = rs.native_finding(rs.native_against_padded(_ivf_rows((3e4, 9e3, 5e3), 153.0), 0.99))
+    assert slow.startswith("**Neither faster nor half the memory.**")
+    never = rs.native_against_padded(_ivf_rows((3e4, 9e3, 5e3), 153.0), 0.999)
+    assert never["ours"] is None and "did not reach recall 0.999" in rs.native_finding(never)
+    assert rs.native_against_padded(_ivf_rows((1, 1, 1), 1).query("engine != 'phd-ivf'")) is None

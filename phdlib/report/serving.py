@@ -5,6 +5,8 @@
   top-k lists tie;
 - :func:`load`, :func:`plot_recall_qps`, :func:`summary`, :func:`summary_table`,
   :func:`findings`: the engines benchmark (:mod:`phdlib.bench.serving` rows);
+- :func:`native_against_padded`, :func:`native_finding`: phdlib's IVF on the native
+  codes against faiss' IVF on padded codes at one recall;
 - :func:`conclusion`: the chapter's closing statements;
 - :func:`recorded_details`: where a recorded benchmark was made, for the
   page's "How this page was computed" block.
@@ -24,9 +26,10 @@ ENGINE_LABELS = {"binaryindex": "BinaryIndex (exact, plain codes)",
                  "faiss-flat": "faiss IndexBinaryFlat (exact, padded)",
                  "faiss-hnsw": "faiss IndexBinaryHNSW (padded)",
                  "faiss-ivf": "faiss IndexBinaryIVF (padded)",
+                 "phd-ivf": "phdlib IVFIndex (native codes)",
                  "milvus-lite": "Milvus Lite BIN_FLAT (exact, padded)"}
 MARKERS = {"binaryindex": "*", "faiss-flat": "s", "faiss-hnsw": "o", "faiss-ivf": "^",
-           "milvus-lite": "D"}
+           "phd-ivf": "v", "milvus-lite": "D"}
 
 
 def _times(x: float) -> str:
@@ -218,6 +221,49 @@ def findings(rows: pd.DataFrame, target: float = 0.95) -> list[str]:
             out.append(f"{lab} does not reach recall {target} at any measured setting "
                        f"(best {best:.3f}).")
     return out
+
+
+def _first_at(rows: pd.DataFrame, engine: str, target: float):
+    """The fastest row of ``engine`` whose recall is at least ``target`` (None if none)."""
+    g = rows[(rows["engine"] == engine) & (rows["recall"] >= target)]
+    return None if g.empty else g.sort_values("qps").iloc[-1]
+
+
+def native_against_padded(rows: pd.DataFrame, target: float = 0.99, ours: str = "phd-ivf",
+                          theirs: str = "faiss-ivf") -> dict | None:
+    """Two inverted-file indexes at one recall, from one benchmark run's ``rows``: each one's
+    fastest setting reaching recall ``target`` (``"ours"``, ``"theirs"``: the row, or None when
+    it never reaches it), ``speed`` (our queries/s over theirs) and ``memory`` (our MB over
+    theirs; from any row, memory does not depend on the setting). None when either engine
+    is not in ``rows``."""
+    if not {ours, theirs} <= set(rows["engine"]):
+        return None
+    a, b = _first_at(rows, ours, target), _first_at(rows, theirs, target)
+    mem = (float(rows.loc[rows["engine"] == ours, "memory_mb"].iloc[0])
+           / float(rows.loc[rows["engine"] == theirs, "memory_mb"].iloc[0]))
+    speed = float(a["qps"] / b["qps"]) if a is not None and b is not None else np.nan
+    return {"ours": a, "theirs": b, "speed": speed, "memory": mem, "target": target,
+            "names": (ENGINE_LABELS.get(ours, ours), ENGINE_LABELS.get(theirs, theirs))}
+
+
+def native_finding(cmp: dict | None) -> str | None:
+    """One computed sentence from :func:`native_against_padded`: whether the native index is
+    faster at the target recall and within half the memory, with the numbers."""
+    if cmp is None:
+        return None
+    (na, nb), a, b, t = cmp["names"], cmp["ours"], cmp["theirs"], cmp["target"]
+    if a is None or b is None:
+        miss = " and ".join(n for n, r in ((na, a), (nb, b)) if r is None)
+        return f"{miss} did not reach recall {t} at any measured setting."
+    faster, half = cmp["speed"] > 1, cmp["memory"] <= 0.5
+    lead = ("**Faster in half the memory.**" if faster and half else
+            "**Faster, but not in half the memory.**" if faster else
+            "**Smaller, but not faster.**" if half else "**Neither faster nor half the memory.**")
+    return (f"{lead} At recall@10 of at least {t}, {na} answers {a['qps']:,.0f} queries per "
+            f"second ({a['param']}={int(a['value'])}, recall {a['recall']:.3f}) against "
+            f"{b['qps']:,.0f} for {nb} ({b['param']}={int(b['value'])}, recall "
+            f"{b['recall']:.3f}): {cmp['speed']:.2f} times; it holds {a['memory_mb']:,.1f} MB "
+            f"against {b['memory_mb']:,.1f} MB ({cmp['memory']:.2f} times).")
 
 
 def conclusion(same: pd.DataFrame, rows: pd.DataFrame, target: float = 0.95) -> list[str]:
