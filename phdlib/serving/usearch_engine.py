@@ -261,5 +261,9 @@ class USearchIndex:
         return _canonical(h, ids, k)
 
     def memory_bytes(self) -> int:
-        """Bytes usearch has allocated for the index (codes, graph, key lookup)."""
+        """Bytes of the serialised index (codes and graph), as :meth:`FaissIndex.memory_bytes`."""
+        return int(self.index.serialized_length)
+
+    def allocated_bytes(self) -> int:
+        """Bytes usearch has allocated in memory (it grows in arenas of many MiB)."""
         return int(self.index.memory_usage)
