@@ -39,7 +39,7 @@ PROFILES = ("full", "quick")
 
 #: The engines of ``phd bench --serving`` (:data:`phdlib.bench.serving.ENGINES` is this).
 SERVING_ENGINES = ("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "phd-ivf",
-                   "milvus-lite")
+                   "usearch", "milvus-lite")
 
 #: The widest code a run may have, in bits (16 words; VH's Adam state at Amazon's shape
 #: is then ~5 GB). :data:`phdlib.codes.MAX_BITS` is this.

@@ -10,6 +10,10 @@ One run measures, on one set of item codes and query (user) codes:
 - ``phd-ivf``: :class:`phdlib.serving.ivf.IVFIndex`, an inverted file on the native
   codes (no padding; lists ranked by PHD to their centres), the same ``nlist``,
   one point per ``nprobe``;
+- ``usearch``: :class:`phdlib.serving.usearch_engine.USearchIndex`, usearch's HNSW on
+  the native codes through a compiled PHD metric (graph linked by Hamming), one point
+  per ``expansion_search``; only up to ``usearch_max`` items (its graph build is
+  the slowest of all: minutes a million codes on one thread);
 - ``milvus-lite``: Milvus Lite ``BIN_FLAT``/``HAMMING`` on the padded codes
   (exact; only up to ``milvus_max`` items, as it ingests rows through Python).
 
@@ -36,6 +40,7 @@ from ..codes.packed import pack
 from ..names import SERVING_ENGINES
 from ..serving.ivf import IVFIndex
 from ..serving.search import BinaryIndex
+from ..serving.usearch_engine import USearchIndex
 
 #: The engines measured, in order (named in :data:`phdlib.names.SERVING_ENGINES` for ``phd --help``).
 ENGINES = SERVING_ENGINES
@@ -103,7 +108,7 @@ def _row(engine, param, value, q, k, secs, dist, true_d, memory, build):
 def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
         repeats: int = 3, hnsw_m: int = 32, hnsw_ef=HNSW_EF, nlist: int | None = None,
         ivf_nprobe=IVF_NPROBE, milvus_max: int = 200_000, milvus_uri: str | None = None,
-        engines_=ENGINES,
+        usearch_max: int = 1_000_000, usearch_ef=HNSW_EF, engines_=ENGINES,
         log=lambda *a: None) -> pd.DataFrame:
     """One row per (engine, parameter value): recall@k, qps, memory_mb, build_s (module doc)."""
     q = np.ascontiguousarray(user_codes)
@@ -150,6 +155,16 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
             rows.append(_row("phd-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
         log(f"phd-ivf: nlist {lists}, built in {build:.1f} s")
+    if "usearch" in engines_ and n <= usearch_max:
+        us, build = _built(USearchIndex(bits, "phd", seed=0),
+                           item_codes)
+        mem = us.memory_bytes()
+        for ef in usearch_ef:
+            us.expansion_search = int(ef)
+            secs, (d, _) = _timed(lambda: us.search(q, k), repeats)
+            rows.append(_row("usearch", "expansion_search", ef, q, k, secs, d, true_d, mem,
+                             build))
+        log(f"usearch: built in {build:.1f} s")
     if "milvus-lite" in engines_ and n <= milvus_max:
         import importlib.util
         import tempfile

@@ -27,9 +27,10 @@ ENGINE_LABELS = {"binaryindex": "BinaryIndex (exact, plain codes)",
                  "faiss-hnsw": "faiss IndexBinaryHNSW (padded)",
                  "faiss-ivf": "faiss IndexBinaryIVF (padded)",
                  "phd-ivf": "phdlib IVFIndex (native codes)",
+                 "usearch": "usearch HNSW (native codes)",
                  "milvus-lite": "Milvus Lite BIN_FLAT (exact, padded)"}
 MARKERS = {"binaryindex": "*", "faiss-flat": "s", "faiss-hnsw": "o", "faiss-ivf": "^",
-           "phd-ivf": "v", "milvus-lite": "D"}
+           "phd-ivf": "v", "usearch": "P", "milvus-lite": "D"}
 
 
 def _times(x: float) -> str:
