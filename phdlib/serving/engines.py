@@ -34,7 +34,7 @@ def _words(codes, m: int, what: str) -> np.ndarray:
     return _as_words(codes, m, what)
 
 
-#: Tied rows :meth:`_Padded._with_ties` asks the engine again at once (bounds the
+#: Tied rows :func:`complete_ties` asks the engine again at once (bounds the
 #: transient ``(rows, kk)`` answer).
 TIE_ROWS = 1024
 
@@ -46,6 +46,43 @@ def _canonical(dist: np.ndarray, ids: np.ndarray, k: int):
     d = np.take_along_axis(d, order, axis=1)[:, :k]
     i = np.take_along_axis(ids.astype(np.int64), order, axis=1)[:, :k]
     return np.where(i < 0, MISSING_DISTANCE, d).astype(np.int32), i
+
+
+def complete_ties(raw, q: np.ndarray, k: int, cap: int, ntotal: int, exact_ties: bool = True):
+    """An engine's top-``k`` with the ties at the cut completed as :class:`BinaryIndex` keeps them.
+
+    ``raw(q, kk)``: the engine's distances and ids, ``(q, kk)``, asked first for
+    ``kk = k + 1``; then, only for the rows whose ``(k+1)``-th distance equals their
+    ``k``-th (a tie across the cut), again with ``kk`` doubled until the cut falls
+    between two distances or ``kk = cap``. Returns ``(q, k + 1)`` arrays (``(q, k)``
+    without ``exact_ties``); a row asked again holds its first ``k`` by (distance, id)
+    and id -1 after, so memory stays ``O(q k)`` however many items one row ties with.
+    Tied rows are asked again :data:`TIE_ROWS` at a time. ``ntotal``: the engine's
+    size (a warning names the rows still tied when ``cap`` is below it).
+    """
+    kk = k + 1 if exact_ties and k < cap else k
+    h, ids = raw(q, kk)
+    if kk == k or not len(q):
+        return h, ids
+    tied = np.flatnonzero(h[:, k] <= h[:, k - 1])
+    left = 0
+    for s0 in range(0, tied.size, TIE_ROWS):
+        need, kr = tied[s0:s0 + TIE_ROWS], kk
+        while need.size and kr < cap:
+            kr = min(2 * kr + 16, cap)
+            h2, i2 = raw(q[need], kr)
+            for r, hr, ir in zip(need, h2, i2):
+                ok = ir >= 0
+                top = np.lexsort((ir[ok], hr[ok]))[:k]
+                h[r], ids[r] = -1, -1
+                h[r, :top.size], ids[r, :top.size] = hr[ok][top], ir[ok][top]
+            need = need[~(h2[:, -1] > h2[:, k - 1])]
+        left += need.size
+    if left and cap < ntotal:
+        warnings.warn(f"{left} queries have more items tied with their {k}-th "
+                      f"distance than the engine returns ({cap}); among those ties the "
+                      f"ids kept are not the smallest", RuntimeWarning, stacklevel=3)
+    return h, ids
 
 
 class _Padded:
@@ -83,36 +120,8 @@ class _Padded:
         return out
 
     def _with_ties(self, raw, q: np.ndarray, k: int, cap: int):
-        """``raw(q, kk)`` (distances and ids, ``(q, kk)``) for ``kk = k + 1``; then, only for
-        the rows whose ``(k+1)``-th distance equals their ``k``-th (a tie across the cut),
-        again with ``kk`` doubled until the cut falls between two distances or
-        ``kk = cap``. Returns ``(q, k + 1)`` arrays (``(q, k)`` without ``exact_ties``);
-        a row asked again holds its first ``k`` by (distance, id) and id -1 after, so
-        memory stays ``O(q k)`` however many items one row ties with. Tied rows are asked
-        again :data:`TIE_ROWS` at a time."""
-        kk = k + 1 if self.exact_ties and k < cap else k
-        h, ids = raw(q, kk)
-        if kk == k or not len(q):
-            return h, ids
-        tied = np.flatnonzero(h[:, k] <= h[:, k - 1])
-        left = 0
-        for s0 in range(0, tied.size, TIE_ROWS):
-            need, kr = tied[s0:s0 + TIE_ROWS], kk
-            while need.size and kr < cap:
-                kr = min(2 * kr + 16, cap)
-                h2, i2 = raw(q[need], kr)
-                for r, hr, ir in zip(need, h2, i2):
-                    ok = ir >= 0
-                    top = np.lexsort((ir[ok], hr[ok]))[:k]
-                    h[r], ids[r] = -1, -1
-                    h[r, :top.size], ids[r, :top.size] = hr[ok][top], ir[ok][top]
-                need = need[~(h2[:, -1] > h2[:, k - 1])]
-            left += need.size
-        if left and cap < self.ntotal:
-            warnings.warn(f"{left} queries have more items tied with their {k}-th "
-                          f"distance than the engine returns ({cap}); among those ties the "
-                          f"ids kept are not the smallest", RuntimeWarning, stacklevel=3)
-        return h, ids
+        """:func:`complete_ties` with this engine's ``exact_ties`` and size."""
+        return complete_ties(raw, q, k, cap, self.ntotal, self.exact_ties)
 
     def __len__(self) -> int:
         return self.ntotal

@@ -51,7 +51,7 @@ Exact and approximate answers
 ``exact=True`` uses usearch's exhaustive search (every stored code compared with
 the compiled metric, no graph walk), and the answer equals
 :class:`BinaryIndex`'s exactly, ties included: as in
-:meth:`phdlib.serving.engines._Padded._with_ties`, rows whose ``(k+1)``-th
+:func:`phdlib.serving.engines.complete_ties`, rows whose ``(k+1)``-th
 distance equals their ``k``-th are asked again for more until the cut falls
 between two distances, so the ``k`` kept are the smallest ids among the tied.
 ``exact=False`` walks the graph (``expansion_search`` candidates, HNSW's ``ef``)
@@ -75,7 +75,7 @@ from numba import carray, cfunc, types
 from ..codes.distances import distance
 from ..codes.packed import _check_width, n_words
 from ..kernels.bits import popcount
-from .engines import MISSING_DISTANCE, _canonical, _Padded
+from .engines import MISSING_DISTANCE, _canonical, complete_ties
 from .search import _as_words, _check_output_size
 
 __all__ = ["USearchIndex", "BUILD_METRICS", "compiled_metric"]
@@ -253,7 +253,8 @@ class USearchIndex:
                     np.full((nq, k), -1, dtype=np.int64))
         self.index.metric = self._search_metric
         # the tie completion of the padded engines, on this index's raw answer
-        h, ids = _Padded._with_ties(self, self._raw, q, min(k, self.ntotal), self.ntotal)
+        h, ids = complete_ties(self._raw, q, min(k, self.ntotal), self.ntotal, self.ntotal,
+                                self.exact_ties)
         if h.shape[1] < k:  # k beyond the codes: pad as BinaryIndex does
             pad = k - h.shape[1]
             h = np.pad(h, ((0, 0), (0, pad)), constant_values=np.iinfo(np.int64).max)
