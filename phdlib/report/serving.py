@@ -207,7 +207,7 @@ def findings(rows: pd.DataFrame, target: float = 0.95) -> list[str]:
     n = int(rows["items"].iloc[0])
     out = [f"On {n:,} items the exact BinaryIndex scan answers {exact['qps']:,.0f} queries per "
            f"second from {exact['memory_mb']:,.1f} MB of codes."]
-    for eng in ("faiss-hnsw", "faiss-ivf"):
+    for eng in ("faiss-hnsw", "faiss-ivf", "phd-ivf", "usearch"):
         lab = ENGINE_LABELS[eng]
         if lab not in s.index:
             continue
