@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +82,7 @@ class Codes:
     #: float64 (n_items, 2) popularity and mean training rating, or None (see the module doc)
     item_stats: np.ndarray | None = None
     #: the file these codes were read from (set by :func:`load_codes`), or None
-    path: str | None = None
+    path: str | None = field(default=None, compare=False)
 
     def item_stat(self, column: str) -> np.ndarray:
         """Column ``column`` (``popularity`` or ``mean_rating``) of ``item_stats``: float64

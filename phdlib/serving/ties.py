@@ -30,8 +30,10 @@ rule changes which items are served, not only their order.
 How (:func:`search`): one exact top-``(k+1)`` search in id order; users whose
 ``k``-th and ``(k+1)``-th distances differ have the right set already and only
 re-order it by ``(distance, rank)``; for the users that tie at the cut, every
-distance is computed (``BinaryIndex.distances``, in chunks of rows) and the
-``k`` smallest composite keys ``distance * n + rank`` are selected. Any index
+distance is computed (``BinaryIndex.distances``, in chunks of rows), the items
+at most the ``k``-th distance away are kept (those nearer are all served,
+those at it compete) and sorted by the composite key ``distance * n + rank``,
+and the first ``k`` are served. Any index
 with ``search(q, k) -> (int32 (q, k), int64 (q, k))`` in (distance, id) order
 and ``distances(q) -> int32 (q, n)`` can be served this way.
 
@@ -203,17 +205,24 @@ def search(index, queries, k: int, rule: TieBreak | None):
     out_d[:, :kk] = np.take_along_axis(d, order, axis=1)
     out_i[:, :kk] = np.take_along_axis(ids, order, axis=1)
     rows = np.flatnonzero(tied)
+    if rows.size == 0:
+        return out_d, out_i
+    order_of_rank = np.empty(n, dtype=np.int64)
+    order_of_rank[rank] = np.arange(n, dtype=np.int64)  # the item at each rank
     step = max(1, _CHUNK_BYTES // (4 * n))
     for a in range(0, rows.size, step):
         r = rows[a:a + step]
-        full = index.distances(q[r]).astype(np.int64) * n + rank[None, :]
-        part = np.argpartition(full, kk - 1, axis=1)[:, :kk] if kk < n \
-            else np.broadcast_to(np.arange(n), (r.size, n))
-        kp = np.take_along_axis(full, part, axis=1)
-        o = np.argsort(kp, axis=1)
-        top = np.take_along_axis(kp, o, axis=1)
-        out_i[r, :kk] = np.take_along_axis(part, o, axis=1)
+        full = index.distances(q[r])
+        dk = d[r, kk - 1].astype(np.int64)
+        # every item at a distance <= the k-th: those nearer are all served, those at it compete
+        rr, cc = np.nonzero(full <= dk[:, None].astype(full.dtype))
+        span = (int(dk.max()) + 1) * n
+        key = rr.astype(np.int64) * span + full[rr, cc].astype(np.int64) * n + rank[cc]
+        key.sort()  # by row, then distance, then rank
+        starts = np.searchsorted(key, np.arange(r.size, dtype=np.int64) * span)
+        top = key[starts[:, None] + np.arange(kk)[None, :]] % span
         out_d[r, :kk] = (top // n).astype(np.int32)
+        out_i[r, :kk] = order_of_rank[top % n]
     return out_d, out_i
 
 
