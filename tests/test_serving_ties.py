@@ -58,11 +58,18 @@ def _keys(rng, n):
 
 @pytest.mark.parametrize("m", [8, 32, 64])
 @pytest.mark.parametrize("metric", ["phd", "hamming"])
-def test_every_rule_is_the_lexsort_of_distance_key_id_over_all_items(m, metric):
+@pytest.mark.parametrize("margin", [1, 64, 10**6])
+def test_every_rule_is_the_lexsort_of_distance_key_id_over_all_items(m, metric, margin,
+                                                                     monkeypatch):
     rng = np.random.default_rng(m)
     u, i = _codes(rng, 40, m), _codes(rng, N_ITEMS, m)
     index = BinaryIndex(m, metric)
     index.add(i)
+    # margin 1: ties past the fetched top-k go through every distance; 10**6: never
+    monkeypatch.setattr(T, "_MARGIN", margin)
+    scans = []
+    real = index.distances
+    monkeypatch.setattr(index, "distances", lambda q: scans.append(len(q)) or real(q))
     dist = _all_distances(u, i, m, metric)
     ids = np.arange(N_ITEMS)
     for k in (1, 10, 57, N_ITEMS - 1, N_ITEMS, N_ITEMS + 3):
@@ -78,6 +85,8 @@ def test_every_rule_is_the_lexsort_of_distance_key_id_over_all_items(m, metric):
                 assert np.array_equal(got[a, :kk], want), (m, metric, k, name, a)
                 assert np.array_equal(d[a, :kk], dist[a, want]), (m, metric, k, name, a)
             assert (got[:, kk:] == -1).all() and (d[:, kk:] == np.iinfo(np.int32).max).all()
+    if margin != 64:  # both paths are tested (64, the default, takes either)
+        assert (sum(scans) > 0) == (margin == 1), scans
 
 
 @pytest.mark.parametrize("m", [8, 64])

@@ -27,9 +27,11 @@ each item's position in the rule's order. Ties at the cut (items at the
 ``k``-th distance that do not all fit) are resolved by the rule too, so the
 rule changes which items are served, not only their order.
 
-How (:func:`search`): one exact top-``(k+1)`` search in id order; users whose
-``k``-th and ``(k+1)``-th distances differ have the right set already and only
-re-order it by ``(distance, rank)``; for the users that tie at the cut, every
+How (:func:`search`): one exact top-``K`` search in id order with a margin,
+``K = k + max(k, 64)``; a user whose ``K``-th distance is beyond the ``k``-th
+has every candidate (every item at most the ``k``-th distance away) among
+them, and the ``k`` first by ``(distance, rank)`` are served; for the users
+whose tie at the ``k``-th distance runs past the ``K`` fetched, every
 distance is computed (``BinaryIndex.distances``, in chunks of rows), the items
 at most the ``k``-th distance away are kept (those nearer are all served,
 those at it compete) and sorted by the composite key ``distance * n + rank``,
@@ -62,6 +64,9 @@ ITEM_STATS_HOW = {"popularity": "number of training ratings of the item",
                                  "NaN where the item has no training rating"}
 #: At most this many bytes of int32 distances per chunk of tied users.
 _CHUNK_BYTES = 1 << 26
+#: :func:`search` first fetches the top ``k + max(k, _MARGIN)`` in id order; a user
+#: whose tie at the ``k``-th distance runs past them gets every distance computed.
+_MARGIN = 64
 
 
 @dataclass(frozen=True)
@@ -196,14 +201,16 @@ def search(index, queries, k: int, rule: TieBreak | None):
     if nq == 0 or n == 0:
         return out_d, out_i
     kk = min(k, n)
-    d, ids = index.search(q, kk + 1 if kk < n else kk)
-    tied = np.zeros(nq, dtype=bool) if kk == n else d[:, kk] == d[:, kk - 1]
-    d, ids = d[:, :kk], ids[:, :kk]
-    # users with no tie at the cut: the set is right; order it by (distance, rank)
-    key = d.astype(np.int64) * n + rank[ids]
-    order = np.argsort(key, axis=1)  # keys are distinct: no stability needed
-    out_d[:, :kk] = np.take_along_axis(d, order, axis=1)
-    out_i[:, :kk] = np.take_along_axis(ids, order, axis=1)
+    wide = min(n, kk + max(kk, _MARGIN))  # fetched in id order: k + a margin for the tie
+    d, ids = index.search(q, wide)
+    dk = d[:, kk - 1]
+    # covered: every item at most the k-th distance away is among the fetched ones
+    covered = np.ones(nq, dtype=bool) if wide == n else d[:, wide - 1] > dk
+    key = np.where(d <= dk[:, None], d.astype(np.int64) * n + rank[ids], np.iinfo(np.int64).max)
+    part = np.argsort(key, axis=1)[:, :kk]  # keys of candidates are distinct
+    out_d[:, :kk] = np.take_along_axis(d, part, axis=1)
+    out_i[:, :kk] = np.take_along_axis(ids, part, axis=1)
+    tied = ~covered
     rows = np.flatnonzero(tied)
     if rows.size == 0:
         return out_d, out_i
