@@ -300,21 +300,23 @@ def exported(tmp_path_factory):
     return d / "codes.npz", d / "tiny.csv", run, d / "results"
 
 
-def _train_popularity(csv_path, codes):
+def _train_popularity(codes):
     """Each item's number of training ratings, rebuilt here from the file: the split the
     run was trained on (phdlib.data.reload_split), counted with pandas."""
     from phdlib import data
 
     split = data.reload_split(codes.provenance["dataset"], codes.provenance)
-    counts = pd.Series(split.train.item).value_counts()
-    return counts.reindex(range(len(codes.item_ids)), fill_value=0).to_numpy(float)
+    tr = pd.DataFrame({"item": split.train.item, "rating": split.train.rating.astype(float)})
+    by = tr.groupby("item")["rating"].agg(["size", "mean"]).reindex(range(len(codes.item_ids)))
+    return by["size"].fillna(0).to_numpy(float), by["mean"].to_numpy(float)
 
 
 def test_train_export_recommend_by_popularity_is_the_brute_force_order(exported, capsys):
-    path, csv, _, _ = exported
+    path, _, _, _ = exported
     codes = codes_file.load_codes(path)
-    pop = _train_popularity(csv, codes)
+    pop, mean = _train_popularity(codes)
     assert np.array_equal(codes.item_stat("popularity"), pop)
+    assert np.allclose(codes.item_stat("mean_rating"), mean, equal_nan=True, rtol=0, atol=1e-12)
     users = [str(x) for x in codes.user_ids[:15]]
     got = json.loads(_cli(capsys, ["recommend", "--codes", str(path), "--k", "10", "--json",
                                    "--tie-break", "popularity",

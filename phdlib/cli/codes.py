@@ -197,7 +197,11 @@ def register(sub) -> None:
                        description="Write the codes of a stored code run (the PATH `phd train "
                                    "--json` prints) with the original user and item ids, the "
                                    "width, the distance and the provenance to one .npz "
-                                   "(documented in phdlib.serving.codes_file).")
+                                   "(documented in phdlib.serving.codes_file), with each "
+                                   "item's number of training ratings and mean training "
+                                   "rating (what phd recommend --tie-break popularity and "
+                                   "mean-rating rank ties by) where the run's training split "
+                                   "can be rebuilt here.")
     p.add_argument("--run", required=True, metavar="PATH", help="a stored run's folder")
     p.add_argument("--out", required=True, metavar="FILE.npz")
     p.add_argument("--data-dir", default=None,
