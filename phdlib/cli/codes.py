@@ -6,6 +6,10 @@ from pathlib import Path
 
 from .options import (add_json_flag, dump_json, error_message, fail, input_file_problem, int_in, output_file_problem)
 
+#: ``--tie-break`` choices: :data:`phdlib.serving.ties.RULES` (repeated here so that
+#: ``phd --help`` imports no NumPy; a test checks that they agree).
+TIE_BREAKS = ("id", "popularity", "mean-rating", "score", "seeded")
+
 
 def _export(args) -> int:
     from ..serving import codes_file
@@ -24,9 +28,11 @@ def _export(args) -> int:
     if args.json:
         dump_json(out)
     else:
+        stats = " with the items' training popularity and mean rating" \
+            if codes.item_stats is not None else ""
         print(f"{codes.provenance['method']} codes ({codes.bits} bits, ranked by "
-              f"{codes.distance}) of {out['users']} users and {out['items']} items written "
-              f"to {path}")
+              f"{codes.distance}) of {out['users']} users and {out['items']} items{stats} "
+              f"written to {path}")
     return 0
 
 
@@ -106,12 +112,63 @@ def _seen(args, codes):
     return ex
 
 
+def _scores(args, codes):
+    """The ``--scores`` file as float64 ``(n_items,)`` in the codes' item order: a CSV with
+    a header and two columns (item id, score); items it does not list get NaN (last)."""
+    import numpy as np
+    import pandas as pd
+
+    path = Path(args.scores)
+    problem = input_file_problem("--scores", path, "a CSV file with a header: item id, score")
+    if problem:
+        raise ValueError(problem)
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise ValueError(f"--scores {path}: not a CSV file ({' '.join(str(exc).split())[:200]}); "
+                         f"expected a header and two columns: item id, score") from None
+    if table.shape[1] != 2:
+        raise ValueError(f"--scores {path}: {table.shape[1]} columns "
+                         f"({', '.join(map(str, table.columns))}); expected two: item id, score")
+    values = pd.to_numeric(table.iloc[:, 1], errors="coerce").to_numpy(np.float64)
+    bad = np.flatnonzero(np.isnan(values) | np.isinf(values))
+    if bad.size:
+        raise ValueError(f"--scores {path}, line {int(bad[0]) + 2}: score "
+                         f"{table.iloc[int(bad[0]), 1]!r} is not a finite number")
+    try:
+        rows = codes.item_rows(table.iloc[:, 0].tolist())
+    except KeyError as exc:
+        raise KeyError(f"--scores {path}: {error_message(exc)}") from None
+    if len(np.unique(rows)) != len(rows):
+        raise ValueError(f"--scores {path}: an item is listed twice; expected one score an item")
+    score = np.full(len(codes.item_ids), np.nan)
+    score[rows] = values
+    return score
+
+
+def _tie_rule(args, codes):
+    """The tie rule of ``--tie-break`` (with ``--seed``, ``--scores``) for ``codes``."""
+    from ..serving import recommend
+
+    if args.tie_break == "id":
+        return None
+    score = _scores(args, codes) if args.tie_break == "score" else None
+    return recommend.tie_rule(codes, args.tie_break, seed=args.seed, score=score)
+
+
 def _recommend(args) -> int:
     from ..serving import codes_file, recommend
 
     if args.exclude_seen is None and (args.columns is not None or args.sep is not None):
         return fail(f"{'--columns' if args.columns is not None else '--sep'} goes with "
                     f"--exclude-seen RATINGS (it says how to read that file)")
+    if (args.seed is not None) != (args.tie_break == "seeded"):
+        return fail("--tie-break seeded needs --seed N" if args.seed is None else
+                    f"--seed goes with --tie-break seeded (got --tie-break {args.tie_break})")
+    if (args.scores is not None) != (args.tie_break == "score"):
+        return fail("--tie-break score needs --scores FILE (item id, score)"
+                    if args.scores is None else
+                    f"--scores goes with --tie-break score (got --tie-break {args.tie_break})")
     problem = input_file_problem("--codes", args.codes, "a codes file written by phd export")
     if problem:
         return fail(problem)
@@ -119,8 +176,9 @@ def _recommend(args) -> int:
         codes = codes_file.load_codes(args.codes)
         users, where = _read_users(args)
         _check_users(codes, users, where)
+        rule = _tie_rule(args, codes)
         seen = _seen(args, codes)
-        recs = recommend.recommend(codes, users, k=args.k, exclude=seen)
+        recs = recommend.recommend(codes, users, k=args.k, exclude=seen, tie_break=rule)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         return fail(error_message(exc))
     if args.json:
@@ -139,7 +197,11 @@ def register(sub) -> None:
                        description="Write the codes of a stored code run (the PATH `phd train "
                                    "--json` prints) with the original user and item ids, the "
                                    "width, the distance and the provenance to one .npz "
-                                   "(documented in phdlib.serving.codes_file).")
+                                   "(documented in phdlib.serving.codes_file), with each "
+                                   "item's number of training ratings and mean training "
+                                   "rating (what phd recommend --tie-break popularity and "
+                                   "mean-rating rank ties by) where the run's training split "
+                                   "can be rebuilt here.")
     p.add_argument("--run", required=True, metavar="PATH", help="a stored run's folder")
     p.add_argument("--out", required=True, metavar="FILE.npz")
     p.add_argument("--data-dir", default=None,
@@ -150,7 +212,7 @@ def register(sub) -> None:
     p = sub.add_parser("recommend", help="top-k items for users from an exported codes file",
                        description="Rank every item for each user by the codes' distance "
                                    "(PHD or Hamming; exact, through phdlib.serving.search.BinaryIndex), "
-                                   "nearest first, ties in item order.")
+                                   "nearest first, ties in item order or by --tie-break.")
     p.add_argument("--codes", required=True, metavar="FILE.npz", help="written by phd export")
     p.add_argument("--user", action="append", default=None, metavar="ID",
                    help="a user id (repeatable)")
@@ -163,5 +225,16 @@ def register(sub) -> None:
                    help="with --exclude-seen: user=COL,item=COL (default: the columns the codes "
                         "were trained from)")
     p.add_argument("--sep", default=None, help="with --exclude-seen: the field separator")
+    p.add_argument("--tie-break", default="id", choices=TIE_BREAKS,
+                   help="which of the items at equal distance come first, at the cut too: id "
+                        "(smaller first, the default), popularity (more training ratings), "
+                        "mean-rating (higher mean training rating; both need the codes file's "
+                        "item_stats, written by phd export), score (higher --scores value), "
+                        "seeded (a random order fixed by --seed)")
+    p.add_argument("--seed", type=int_in(0), default=None,
+                   help="with --tie-break seeded: the seed of the items' random order")
+    p.add_argument("--scores", default=None, metavar="FILE",
+                   help="with --tie-break score: a CSV with a header, item id and score "
+                        "(higher first; items not listed last)")
     add_json_flag(p)
     p.set_defaults(func=_recommend)

@@ -16,8 +16,24 @@ objects; NumPy alone reads it) with:
                             from format version 2), columns, library versions; where
                             the run recorded them, the split's ``split_seed`` and
                             ``preprocessing`` (a user's file: ``path``, ``sep``)
+``item_stats`` (optional)   float64 ``(n_items, 2)``: each item's number of training
+                            ratings (column 0, ``popularity``) and mean training
+                            rating (column 1, ``mean_rating``; NaN for an item without
+                            a training rating), computed by
+                            :func:`phdlib.serving.ties.item_stats` from the split the
+                            run was trained on; the provenance's ``item_stats`` object
+                            records ``columns``, ``split`` (``"train"``),
+                            ``split_fingerprint``, ``ratings`` (how many) and ``how``.
+                            The second key of ``phd recommend --tie-break
+                            popularity|mean-rating`` (:mod:`phdlib.serving.ties`)
 ``sha256``                  sha256 (hex) over every other field, checked on load
 ==========================  ==========================================================
+
+A file without ``item_stats`` (one written before it existed, or by an export
+that could not rebuild the training split: then ``phd export`` warns) still
+loads; where present, it is checked like every other field (dtype, shape, counts
+whole and non-negative, a mean exactly where the count is positive) and agrees
+with its provenance.
 
 :func:`load_codes` reads it back and checks every field (:class:`CodesFileError`
 names the file and the field). The provenance also records the split's seed and
@@ -29,7 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +54,14 @@ from .. import __version__, data, results
 from ..codes.distances import DISTANCE_NAMES
 from ..codes.packed import MAX_BITS, n_words
 from ..io import atomic_write, json_default
+from .ties import ITEM_STATS_HOW, STAT_COLUMNS, item_stats as _item_stats
 
 FORMAT = "phd-codes"
 #: 2 adds ``bits`` to the provenance (checked against the field); 1 still loads.
 FORMAT_VERSION = 2
 FIELDS = ("user_ids", "item_ids", "user_codes", "item_codes", "bits", "distance", "provenance")
+#: Fields a file may lack (in the digest where present, after :data:`FIELDS`).
+OPTIONAL_FIELDS = ("item_stats",)
 
 
 class CodesFileError(ValueError):
@@ -60,6 +79,22 @@ class Codes:
     bits: int
     distance: str
     provenance: dict
+    #: float64 (n_items, 2) popularity and mean training rating, or None (see the module doc)
+    item_stats: np.ndarray | None = None
+    #: the file these codes were read from (set by :func:`load_codes`), or None
+    path: str | None = field(default=None, compare=False)
+
+    def item_stat(self, column: str) -> np.ndarray:
+        """Column ``column`` (``popularity`` or ``mean_rating``) of ``item_stats``: float64
+        ``(n_items,)``; a ``ValueError`` naming the file and the field where it is absent."""
+        if column not in STAT_COLUMNS:
+            raise ValueError(f"item statistic {column!r} is not one of {', '.join(STAT_COLUMNS)}")
+        if self.item_stats is None:
+            where = f"{self.path}: " if self.path else "these codes: "
+            raise ValueError(f"{where}no field 'item_stats' (the items' {column} from the "
+                             f"training ratings); export the run again with this phd "
+                             f"(phd export) to write it")
+        return self.item_stats[:, STAT_COLUMNS.index(column)]
 
     def user_rows(self, ids, strict: bool = True) -> np.ndarray:
         """Rows (int64) of the given original user ids; ``KeyError`` naming the first
@@ -119,30 +154,62 @@ def _rows(known: np.ndarray, ids, what: str, strict: bool = True) -> np.ndarray:
 
 def _digest(fields: dict) -> str:
     h = hashlib.sha256()
-    for k in FIELDS:
+    for k in FIELDS + tuple(x for x in OPTIONAL_FIELDS if x in fields):
         a = np.asarray(fields[k])
         h.update(k.encode() + b"\0" + str(a.dtype).encode() + b"\0" + str(a.shape).encode())
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()
 
 
-def _ids_of(run, data_dir=None) -> tuple[np.ndarray, np.ndarray]:
+def _ids_of(run, data_dir=None) -> tuple[np.ndarray, np.ndarray, object]:
     """Original ids of a run's users and items: its own (a user's file) or its dataset's,
     rebuilt by its kind from the provenance the run recorded (:func:`phdlib.data.reload_split`)
-    and checked by the dataset and split fingerprints."""
+    and checked by the dataset and split fingerprints; and that split (None for a run that
+    keeps its own ids: its split is not rebuilt here)."""
     if "user_ids" in run.arrays:
-        return np.asarray(run.arrays["user_ids"]), np.asarray(run.arrays["item_ids"])
+        return np.asarray(run.arrays["user_ids"]), np.asarray(run.arrays["item_ids"]), None
+    split = split_of_run(run, data_dir)
+    ds = split.dataset
+    return np.asarray(ds.user_ids), np.asarray(ds.item_ids), split
+
+
+def split_of_run(run, data_dir=None):
+    """The split a run was trained on (:func:`phdlib.data.reload_split`), checked by its
+    fingerprints; ``FileNotFoundError`` / ``ValueError`` saying why it cannot be had."""
     prov = _data_provenance(run)
     if not data.kind_of(run.dataset, prov).available(data_dir):
         raise FileNotFoundError(f"the run's dataset {run.dataset!r} is not on this machine; its "
                                 f"ids come from it (phd data fetch --dataset {run.dataset}, or "
                                 f"--data-dir)")
     try:
-        split = data.reload_split(run.dataset, prov, data_dir)
+        return data.reload_split(run.dataset, prov, data_dir)
     except data.FingerprintMismatch as exc:
         raise ValueError(f"{exc}; the run's ids cannot be mapped") from None
-    ds = split.dataset
-    return np.asarray(ds.user_ids), np.asarray(ds.item_ids)
+
+
+def stats_of_split(split, n_items: int) -> tuple[np.ndarray, dict]:
+    """``item_stats`` of a split's training ratings and their provenance (module doc)."""
+    if split.dataset.n_items != n_items:
+        raise ValueError(f"the split has {split.dataset.n_items} items but the codes {n_items}")
+    tr = split.train
+    prov = {"columns": list(STAT_COLUMNS), "split": "train",
+            "split_fingerprint": split.fingerprint, "ratings": int(len(tr)),
+            "how": dict(ITEM_STATS_HOW)}
+    return _item_stats(tr.item, tr.rating, n_items), prov
+
+
+def _stats_of_run(run, n_items: int, data_dir=None, split=None):
+    """(item_stats, provenance) of the run's training split (``split`` where already
+    rebuilt), or (None, why not) where the split cannot be rebuilt here (a user's file
+    moved or changed, a dataset not present)."""
+    try:
+        split = split if split is not None else split_of_run(run, data_dir)
+    except (FileNotFoundError, ValueError, KeyError, TypeError, OSError) as exc:
+        return None, " ".join(str(exc).split())
+    if split.fingerprint != run.fingerprint:
+        return None, (f"the split rebuilt has fingerprint {split.fingerprint}, the run "
+                      f"{run.fingerprint}")
+    return stats_of_split(split, n_items)
 
 
 def _data_provenance(run) -> dict:
@@ -152,14 +219,18 @@ def _data_provenance(run) -> dict:
             "split_fingerprint": run.fingerprint}
 
 
-def codes_of_run(run, data_dir=None) -> Codes:
-    """The :class:`Codes` of a stored code run (``results.load(path)``)."""
+def codes_of_run(run, data_dir=None, stats: bool = True) -> Codes:
+    """The :class:`Codes` of a stored code run (``results.load(path)``).
+
+    stats: also compute ``item_stats`` from the run's training split; where that
+    split cannot be rebuilt the codes have none and a ``UserWarning`` says why.
+    """
     ranks_by = run.extra.get("ranks_by")
     if ranks_by not in DISTANCE_NAMES or "user_codes" not in run.arrays:
         raise ValueError(f"run {run.path}: method {run.method!r} ranks by {ranks_by!r}, not by "
                          f"binary codes; only code methods (ranking by 'phd' or 'hamming') "
                          f"can be exported")
-    uid, iid = _ids_of(run, data_dir)
+    uid, iid, split = _ids_of(run, data_dir)
     uc, ic = np.asarray(run.arrays["user_codes"]), np.asarray(run.arrays["item_codes"])
     if uc.shape[0] != len(uid) or ic.shape[0] != len(iid):
         raise ValueError(f"run {run.path}: {uc.shape[0]} user codes for {len(uid)} user ids or "
@@ -179,8 +250,18 @@ def codes_of_run(run, data_dir=None) -> Codes:
     info = run.extra.get("data", {})
     prov.update({k: info[k] for k in ("split_seed", "preprocessing", "path", "sep")
                  if info.get(k) is not None})
+    st = None
+    if stats:
+        st, why = _stats_of_run(run, len(iid), data_dir, split)
+        if st is None:
+            import warnings
+
+            warnings.warn(f"run {run.path}: no item_stats written (the tie rules popularity "
+                          f"and mean-rating will be refused): {why}", stacklevel=2)
+        else:
+            prov["item_stats"] = why
     return Codes(uid, iid, np.ascontiguousarray(uc, dtype=np.uint64),
-                 np.ascontiguousarray(ic, dtype=np.uint64), int(run.bits), ranks_by, prov)
+                 np.ascontiguousarray(ic, dtype=np.uint64), int(run.bits), ranks_by, prov, st)
 
 
 def save_codes(codes: Codes, path) -> Path:
@@ -193,6 +274,8 @@ def save_codes(codes: Codes, path) -> Path:
               "bits": np.int64(codes.bits), "distance": np.array(codes.distance),
               "provenance": np.array(json.dumps(prov, sort_keys=True,
                                                 default=json_default))}
+    if codes.item_stats is not None:
+        fields["item_stats"] = np.ascontiguousarray(codes.item_stats, dtype=np.float64)
     fields["sha256"] = np.array(_digest(fields))
     path = Path(path)
     with atomic_write(path) as f:
@@ -212,7 +295,10 @@ PROVENANCE = {"bits": (int,), "format": (str,), "format_version": (int,), "metho
               "run_key": (str,), "seed": (int,), "config": (dict,),
               "columns": (dict, type(None)), "trained_with": (str,), "phdlib": (str,),
               "split_seed": (int, type(None)), "preprocessing": (dict, type(None)),
-              "path": (str,), "sep": (str, type(None))}
+              "path": (str,), "sep": (str, type(None)), "item_stats": (dict,)}
+#: The JSON types of the fields of the provenance's ``item_stats`` object (all required).
+STATS_PROVENANCE = {"columns": (list,), "split": (str,), "split_fingerprint": (str,),
+                    "ratings": (int,), "how": (dict,)}
 
 
 def _npy_headers(path: Path, bad) -> None:
@@ -336,9 +422,10 @@ def _load_codes(path: Path, bad) -> Codes:
     missing = [k for k in FIELDS + ("sha256",) if k not in f]
     if missing:
         raise bad(f"no field {', '.join(missing)} (expected a file written by phd export)")
-    extra = sorted(set(f) - set(FIELDS) - {"sha256"})
+    extra = sorted(set(f) - set(FIELDS) - set(OPTIONAL_FIELDS) - {"sha256"})
     if extra:
-        raise bad(f"unknown field {', '.join(extra)} (expected only {', '.join(FIELDS)}, sha256)")
+        raise bad(f"unknown field {', '.join(extra)} (expected only {', '.join(FIELDS)}, "
+                  f"sha256 and optionally {', '.join(OPTIONAL_FIELDS)})")
     if _scalar(f, "sha256", "U", bad) != _digest(f):
         raise bad("its content does not match its sha256 field (changed or damaged)")
     bits, dist = _scalar(f, "bits", "i", bad), _scalar(f, "distance", "U", bad)
@@ -370,4 +457,45 @@ def _load_codes(path: Path, bad) -> Codes:
     except json.JSONDecodeError as exc:
         raise bad(f"field 'provenance' is not JSON ({exc})") from None
     prov = _check_provenance(prov, bits, bad)
-    return Codes(f["user_ids"], f["item_ids"], f["user_codes"], f["item_codes"], bits, dist, prov)
+    stats = _check_item_stats(f.get("item_stats"), prov, len(f["item_ids"]), bad)
+    return Codes(f["user_ids"], f["item_ids"], f["user_codes"], f["item_codes"], bits, dist, prov,
+                 stats, str(path))
+
+
+def _check_item_stats(a, prov: dict, n_items: int, bad):
+    """The optional ``item_stats`` field checked against its meaning and its provenance
+    (present together or absent together); returns it or None."""
+    sp = prov.get("item_stats")
+    if a is None:
+        if sp is not None:
+            raise bad("the provenance describes 'item_stats' but the file has no such field")
+        return None
+    if sp is None:
+        raise bad("field 'item_stats' has no provenance (expected an 'item_stats' object in "
+                  "the provenance: columns, split, split_fingerprint, ratings, how)")
+    for key, types in STATS_PROVENANCE.items():
+        v = sp.get(key)
+        if not isinstance(v, types) or isinstance(v, bool):
+            raise bad(f"provenance field 'item_stats.{key}' is {json.dumps(v)[:80]}; expected "
+                      f"{ {list: 'a list', str: 'text', int: 'an integer', dict: 'an object'}[types[0]]}")
+    if sp["columns"] != list(STAT_COLUMNS):
+        raise bad(f"provenance field 'item_stats.columns' is {json.dumps(sp['columns'])[:80]}; "
+                  f"expected {json.dumps(list(STAT_COLUMNS))}")
+    want = (n_items, len(STAT_COLUMNS))
+    if a.dtype != np.float64 or a.shape != want:
+        raise bad(f"field 'item_stats' is {a.dtype} {a.shape}; expected float64 {want}")
+    pop, mean = a[:, 0], a[:, 1]
+    if not (np.isfinite(pop).all() and (pop >= 0).all() and (pop == np.floor(pop)).all()):
+        j = int(np.flatnonzero(~(np.isfinite(pop) & (pop >= 0) & (pop == np.floor(pop))))[0])
+        raise bad(f"field 'item_stats' gives item row {j} a popularity of {float(pop[j])!r}; expected "
+                  f"a whole number of ratings >= 0")
+    if int(pop.sum()) != sp["ratings"]:
+        raise bad(f"field 'item_stats' counts {int(pop.sum()):,} training ratings but its "
+                  f"provenance records {sp['ratings']:,}")
+    ok = np.where(pop > 0, np.isfinite(mean), np.isnan(mean))
+    if not ok.all():
+        j = int(np.flatnonzero(~ok)[0])
+        raise bad(f"field 'item_stats' gives item row {j} ({pop[j]:.0f} ratings) a mean rating "
+                  f"of {float(mean[j])!r}; expected a finite mean where the item has ratings, NaN "
+                  f"where it has none")
+    return a

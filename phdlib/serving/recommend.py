@@ -4,7 +4,9 @@
 :class:`phdlib.serving.search.BinaryIndex` (the file's distance, ``phd`` or
 ``hamming``), leaving out seen items; :func:`exclusions` matches seen (user, item)
 pairs, given as original ids, against the codes and counts what did not match
-(:class:`Exclusions`).
+(:class:`Exclusions`). Ties go by item id unless a tie rule says otherwise
+(:func:`tie_rule`, :mod:`phdlib.serving.ties`: popularity and mean rating from
+the file's ``item_stats``, any score, a seeded order).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import ties as T
 from .codes_file import Codes
 from .search import BinaryIndex
 
@@ -73,14 +76,33 @@ def exclusions(codes: Codes, users, items) -> Exclusions:
                       bad_u[0] if bad_u else None, bad_i[0] if bad_i else None)
 
 
-def recommend(codes: Codes, users, k: int = 10, exclude=None) -> list[dict]:
+def tie_rule(codes: Codes, rule: str = "id", seed: int | None = None,
+             score=None) -> T.TieBreak:
+    """The :class:`~phdlib.serving.ties.TieBreak` ``rule`` over the items of ``codes``.
+
+    ``popularity`` / ``mean-rating`` read the file's ``item_stats`` (a
+    ``ValueError`` naming the file and the field where it has none); ``score``
+    takes ``score``, float ``(n_items,)`` in the codes' item order; ``seeded``
+    takes ``seed``.
+    """
+    n = len(codes.item_ids)
+    if rule in T.SIGNAL_RULES:
+        codes.item_stat(T.SIGNAL_RULES[rule])  # the error naming the file and the field
+        return T.tie_break(rule, n, stats=codes.item_stats)
+    return T.tie_break(rule, n, score=score, seed=seed)
+
+
+def recommend(codes: Codes, users, k: int = 10, exclude=None,
+              tie_break: T.TieBreak | None = None) -> list[dict]:
     """Top-``k`` items per user, nearest first, through :class:`~phdlib.serving.search.BinaryIndex`.
 
     users: original user ids (an unknown one is a ``KeyError`` naming it).
     exclude: items not to recommend: an :class:`Exclusions` (its counts say what
     matched), or a dict user id -> item ids (matched as :func:`exclusions` does).
-    Returns one ``{"user", "items", "distances"}`` per user (original item ids;
-    ties in id order, as ``BinaryIndex``).
+    tie_break: None (ties in id order, as ``BinaryIndex``) or a rule over the
+    codes' items (:func:`tie_rule`): the ``k`` unseen items first by
+    ``(distance, the rule's rank)``, ties at the cut included.
+    Returns one ``{"user", "items", "distances"}`` per user (original item ids).
     """
     users = list(users)
     rows = codes.user_rows(users)
@@ -93,7 +115,8 @@ def recommend(codes: Codes, users, k: int = 10, exclude=None) -> list[dict]:
     n_items = len(codes.item_ids)
     extra = max((len(skip_of.get(int(r), ())) for r in rows), default=0)
     kk = min(n_items, k + extra)
-    dist, ids = index.search(codes.user_codes[rows], kk)
+    # the first k + extra under one total order hold the first k unseen ones under it
+    dist, ids = index.search(codes.user_codes[rows], kk, tie_break=tie_break)
     out = []
     for a, u in enumerate(users):
         skip = skip_of.get(int(rows[a]), set())

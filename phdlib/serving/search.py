@@ -17,6 +17,11 @@ AND and one popcount per word.
 equal distances, by id (smaller id first): exactly the first ``k`` entries
 of a stable sort of all distances. When ``k`` exceeds the number of codes the
 missing slots hold id ``-1`` and distance ``2**31 - 1`` (as faiss does).
+``search(..., tie_break=rule)`` orders equal distances by another rule instead
+(popularity, mean rating, any score, a seeded order; ties at the cut included):
+a :class:`phdlib.serving.ties.TieBreak`, served by :func:`phdlib.serving.ties.search`
+on top of this exact search; ``None`` or the ``id`` rule is the search above,
+unchanged.
 
 Kernels (:mod:`phdlib.kernels.search`): one query uses a fused top-k that
 reads the codes once, keeping per distance value ``d`` in ``[0, m]`` a bucket
@@ -36,6 +41,7 @@ import numpy as np
 from ..codes import distances as D
 from ..codes import packed as C
 from ..kernels import search as K
+from . import ties as T
 
 __all__ = ["BinaryIndex", "METRICS", "n_chunks", "reference_search"]
 
@@ -150,13 +156,22 @@ class BinaryIndex:
             K.batch_tiled(self.op, q, self.stored, out)
         return out
 
-    def search(self, queries, k: int):
+    def search(self, queries, k: int, tie_break: T.TieBreak | None = None):
         """The ``k`` nearest stored codes of each query.
 
         queries: PackedCodes or uint64 ``(q, w)`` (or one code ``(w,)``).
+        tie_break: None (or the ``id`` rule): ties by smaller id; else a
+        :class:`phdlib.serving.ties.TieBreak` over the ``ntotal`` stored codes
+        (:func:`phdlib.serving.ties.search`: ties, at the cut too, by its rank).
         Returns ``(distances, ids)``: int32 ``(q, k)`` and int64 ``(q, k)``,
-        sorted by (distance, id).
+        sorted by (distance, id) or (distance, the rule's rank).
         """
+        if tie_break is not None:
+            if not isinstance(tie_break, T.TieBreak):
+                raise TypeError(f"tie_break must be a phdlib.serving.ties.TieBreak or None, got "
+                                f"{type(tie_break).__name__}")
+            if not tie_break.is_id:
+                return T.search(self, queries, k, tie_break)
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         k = int(k)

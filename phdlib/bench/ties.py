@@ -1,0 +1,115 @@
+"""What a tie rule does to the served order: effectiveness and cost per rule.
+
+Served lists break ties by a rule (:mod:`phdlib.serving.ties`: ``id``,
+``popularity``, ``mean-rating``, ``score``, ``seeded``). The paper's protocol
+ranks only the items a user rated in test, by the model's distance, and
+reports NDCG@k and MRR; :mod:`phdlib.evaluation.metrics` does that with the
+expectation over tied orders (``ties="expected"``) by default. Here the order
+is the one a server would actually show: each user's test items sorted by
+``(distance, the rule's rank)``, a deterministic permutation, scored with
+``evaluate(..., ties="input")`` (ties kept in the given order).
+
+:func:`served_effectiveness` gives one row per rule: the served order's
+NDCG@k and MRR, and the time to serve the top-``k`` of every user through
+:class:`phdlib.serving.search.BinaryIndex` with that rule, as seconds per query
+and extra seconds per query over ``id``; a first row ``expected`` is the
+protocol's expectation (no order, no timing). :func:`of_run` does it for a
+stored code run (its split's test ratings, its training split's item
+statistics).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.metrics import evaluate, summarize
+from ..serving import ties as T
+from ..serving.codes_file import codes_of_run, split_of_run, stats_of_split
+from ..serving.search import BinaryIndex
+from .. import results
+
+__all__ = ["served_order", "served_effectiveness", "pair_distances", "of_run"]
+
+
+def pair_distances(user_codes, item_codes, bits: int, distance: str, user, item) -> np.ndarray:
+    """Distance of each (user, item) test pair: int32 ``(N,)``.
+
+    user_codes, item_codes: uint64 ``(n, ceil(bits/64))`` plain codes; user,
+    item: int ``(N,)`` rows of the codes. One user's row of distances at a
+    time is never formed: the pairs' words are combined directly.
+    """
+    u = np.asarray(user_codes)[np.asarray(user)]
+    i = np.asarray(item_codes)[np.asarray(item)]
+    x = u & ~i if distance == "phd" else u ^ i
+    return np.bitwise_count(x).sum(axis=1).astype(np.int32)
+
+
+def served_order(user, item, dist, rule: T.TieBreak) -> np.ndarray:
+    """The order (int64 ``(N,)`` indices) that sorts test pairs by user, then as served:
+    distance, then the rule's rank of the item (``id``: the item row)."""
+    item = np.asarray(item)
+    key = item if rule.is_id else np.asarray(rule.rank)[item]
+    return np.lexsort((key, np.asarray(dist), np.asarray(user)))
+
+
+def _time_search(index, queries, k, rule, repeats: int) -> float:
+    index.search(queries, k, tie_break=rule)  # warm-up (compiles)
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        index.search(queries, k, tie_break=rule)
+        best = min(best, time.perf_counter() - t0)
+    return float(best)
+
+
+def served_effectiveness(user_codes, item_codes, bits: int, distance: str, test,
+                         rules: dict, k: int = 10, repeats: int = 3) -> pd.DataFrame:
+    """NDCG@k and MRR of the served order, and serving time, under each tie rule.
+
+    user_codes, item_codes: uint64 codes (rows = the split's dense ids); test:
+    a :class:`phdlib.data.Ratings` of test ratings (dense ids); rules: name ->
+    :class:`~phdlib.serving.ties.TieBreak` over the items (``id`` among them,
+    the baseline of the timing). Returns one row per rule and a first row
+    ``expected`` (the protocol's expectation over tied orders): columns
+    ``rule``, ``ndcg@k``, ``mrr``, ``users``, ``seconds_per_query`` (best of
+    ``repeats`` searches of every user's top-``k``, divided by the users),
+    ``extra_seconds_per_query`` (minus ``id``'s; NaN for ``expected``).
+    """
+    if "id" not in rules:
+        raise ValueError(f"rules must hold 'id' (the timing baseline); got {sorted(rules)}")
+    u, i, r = np.asarray(test.user), np.asarray(test.item), np.asarray(test.rating)
+    d = pair_distances(user_codes, item_codes, bits, distance, u, i)
+    rows = [{"rule": "expected",
+             **summarize(evaluate(u, r, d, ks=(k,), ties="expected"))}]
+    index = BinaryIndex(bits, distance)
+    index.add(np.asarray(item_codes))
+    queries = np.ascontiguousarray(np.asarray(user_codes))
+    nq = queries.shape[0]
+    for name, rule in rules.items():
+        o = served_order(u, i, d, rule)
+        res = summarize(evaluate(u[o], r[o], d[o], ks=(k,), ties="input"))
+        secs = _time_search(index, queries, k, rule, repeats) / nq
+        rows.append({"rule": name, **res, "seconds_per_query": secs})
+    out = pd.DataFrame(rows)
+    base = float(out.loc[out.rule == "id", "seconds_per_query"].iloc[0])
+    out["extra_seconds_per_query"] = out["seconds_per_query"] - base
+    return out
+
+
+def of_run(run_path, data_dir=None, k: int = 10, seeds=(0,), repeats: int = 3) -> pd.DataFrame:
+    """:func:`served_effectiveness` of a stored code run: its codes, its split's test
+    ratings, and the rules ``id``, ``popularity``, ``mean-rating`` (from the training
+    split) and ``seeded`` (one row per seed in ``seeds``, named ``seeded:SEED``)."""
+    run = results.load(run_path)
+    codes = codes_of_run(run, data_dir, stats=False)
+    split = split_of_run(run, data_dir)
+    n = len(codes.item_ids)
+    stats, _ = stats_of_split(split, n)
+    rules = {"id": T.tie_break("id", n),
+             "popularity": T.tie_break("popularity", n, stats=stats),
+             "mean-rating": T.tie_break("mean-rating", n, stats=stats)}
+    rules.update({f"seeded:{s}": T.tie_break("seeded", n, seed=s) for s in seeds})
+    return served_effectiveness(codes.user_codes, codes.item_codes, codes.bits, codes.distance,
+                                split.test, rules, k=k, repeats=repeats)
