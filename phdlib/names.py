@@ -41,6 +41,10 @@ PROFILES = ("full", "quick")
 SERVING_ENGINES = ("binaryindex", "faiss-flat", "faiss-hnsw", "faiss-ivf", "phd-ivf",
                    "usearch", "milvus-lite")
 
+#: The rules that order tied items in a served list, ``id`` (the default) first
+#: (:data:`phdlib.serving.ties.RULES` is this; ``phd recommend --tie-break``).
+TIE_BREAKS = ("id", "popularity", "mean-rating", "score", "seeded")
+
 #: The widest code a run may have, in bits (16 words; VH's Adam state at Amazon's shape
 #: is then ~5 GB). :data:`phdlib.codes.MAX_BITS` is this.
 MAX_BITS = 1024

@@ -114,3 +114,37 @@ def test_native_ivf_against_padded_ivf_at_one_recall_is_computed():
     never = rs.native_against_padded(_ivf_rows((3e4, 9e3, 5e3), 153.0), 0.999)
     assert never["ours"] is None and "did not reach recall 0.999" in rs.native_finding(never)
     assert rs.native_against_padded(_ivf_rows((1, 1, 1), 1).query("engine != 'phd-ivf'")) is None
+
+
+def _rule_frame(base, bump, extra):
+    import pandas as pd
+
+    rows = [("expected", base, base - .02, np.nan), ("id", base + .001, base, 0.0),
+            ("popularity", base + bump["popularity"], base, extra),
+            ("mean-rating", base + bump["mean-rating"], base, extra),
+            ("seeded:0", base - .001, base, extra), ("seeded:1", base + .001, base, extra)]
+    f = pd.DataFrame(rows, columns=["rule", "ndcg@10", "mrr", "extra_seconds_per_query"])
+    return f
+
+
+def test_tie_rules_average_seeds_and_pick_the_default_from_the_numbers():
+    from phdlib.report import serving as rs
+
+    up = {"popularity": .002, "mean-rating": .006}
+    frames = {(m, s): _rule_frame(.70 + .01 * s, up, 2e-6) for m in ("vh", "dcf") for s in (0, 1)}
+    rules = rs.tie_rules(frames)
+    row = rules[(rules.method == "vh") & (rules.rule == "seeded")].iloc[0]
+    assert row["seeds"] == 2 and row["ndcg@10"] == pytest.approx(.705)   # seeded:0/1 averaged
+    assert row["ndcg@10 std"] == pytest.approx(np.std([.70, .71], ddof=1))
+    assert row["extra_us"] == pytest.approx(2.0)
+    shown, bold = rs.tie_rule_table(rules)
+    assert bold.loc[("vh", "mean rating"), "NDCG@10"] and not bold.loc[("vh", "item id"), "NDCG@10"]
+    assert not bold.xs("expectation over ties (the book's metric)", level=1).any().any()
+    lines = rs.tie_rule_findings(rules)
+    assert lines[0].startswith("**Default: break ties by mean rating.**") and "+.0050" in lines[0]
+    assert lines[1] == "It is the best served rule for every method."
+    # flip one method's best rule: the sentence says they differ
+    frames = {**frames, **{("dcf", s): _rule_frame(.70, {"popularity": .02, "mean-rating": 0},
+                                                   2e-6) for s in (0, 1)}}
+    lines = rs.tie_rule_findings(rs.tie_rules(frames))
+    assert "differs by method" in lines[1] and "dcf, popularity" in lines[1]

@@ -6,9 +6,7 @@ from pathlib import Path
 
 from .options import (add_json_flag, dump_json, error_message, fail, input_file_problem, int_in, output_file_problem)
 
-#: ``--tie-break`` choices: :data:`phdlib.serving.ties.RULES` (repeated here so that
-#: ``phd --help`` imports no NumPy; a test checks that they agree).
-TIE_BREAKS = ("id", "popularity", "mean-rating", "score", "seeded")
+from ..names import TIE_BREAKS  # --tie-break choices (phdlib.serving.ties.RULES)
 
 
 def _export(args) -> int:

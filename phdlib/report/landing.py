@@ -169,8 +169,9 @@ def served_ties(counts: dict | None, bits: int) -> str | None:
             f"VH_PHD's {bits}-bit codes, {c['tied pairs']:,} of {c['pairs']:,} adjacent pairs "
             f"({100 * c['tied share']:.0f}%) are at equal PHD and {c['lists all zero']:,} lists "
             "are all at distance 0, so the order a user sees is whatever breaks the ties (the "
-            "item id in every engine here). The book's metrics take the expectation over ties; "
-            "a served list cannot. See {doc}`serving`."
+            "item id unless a tie rule is asked for). The book's metrics take the expectation "
+            "over ties; a served list cannot. See {doc}`serving` for the tie rules and what "
+            "each does to the served order."
             if c["tied share"] >= 0.5 else
             f"**Served lists hold ties.** In the {c['lists']:,} top-{c['k']} lists of VH_PHD's "
             f"{bits}-bit codes, {c['tied pairs']:,} of {c['pairs']:,} adjacent pairs "

@@ -10,5 +10,6 @@ usearch's HNSW with PHD compiled in) search the native codes approximately, trad
 recall for speed; :mod:`~phdlib.serving.codes_file`
 writes trained codes out of the store into one verified ``.npz`` (``phd export``)
 and :mod:`~phdlib.serving.recommend` recommends from it, leaving out what a user
-has seen (``phd recommend``).
+has seen (``phd recommend``); :mod:`~phdlib.serving.ties` orders the tied items of a
+served list by a rule (item id, popularity, mean rating, a score, a seeded order).
 """

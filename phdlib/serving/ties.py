@@ -49,11 +49,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..names import TIE_BREAKS
+
 __all__ = ["RULES", "SIGNAL_RULES", "STAT_COLUMNS", "TieBreak", "item_stats", "tie_break",
            "search", "reference_order", "ITEM_STATS_HOW"]
 
-#: Every rule, ``id`` (the default) first.
-RULES = ("id", "popularity", "mean-rating", "score", "seeded")
+#: Every rule, ``id`` (the default) first (named in :mod:`phdlib.names` for ``phd --help``).
+RULES = TIE_BREAKS
 #: The rules whose per-item vector is a column of the codes file's ``item_stats``.
 SIGNAL_RULES = {"popularity": "popularity", "mean-rating": "mean_rating"}
 #: The columns of :func:`item_stats` (and of the codes file's ``item_stats`` field).
