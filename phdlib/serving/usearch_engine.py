@@ -72,7 +72,7 @@ import functools
 import numpy as np
 from numba import carray, cfunc, types
 
-from ..codes.distances import distance
+from ..codes.distances import DISTANCE_NAMES, distance
 from ..codes.packed import _check_width, n_words
 from ..kernels.bits import popcount
 from .engines import MISSING_DISTANCE, _canonical, complete_ties
@@ -81,7 +81,7 @@ from .search import _as_words, _check_output_size
 __all__ = ["USearchIndex", "BUILD_METRICS", "compiled_metric"]
 
 #: Metrics a PHD graph may be built with (module doc); a Hamming index is built with Hamming.
-BUILD_METRICS = ("hamming", "phd")
+BUILD_METRICS = DISTANCE_NAMES
 
 
 @functools.lru_cache(maxsize=None)
