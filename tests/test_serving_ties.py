@@ -447,3 +447,41 @@ def test_served_order_metrics_are_the_per_user_metrics_of_that_order():
                                                 for a in range(n_users)]), abs=1e-12)
     assert table.set_index("rule").loc["id", "extra_seconds_per_query"] == 0
     assert (table.set_index("rule").loc[["id", "popularity"], "seconds_per_query"] > 0).all()
+
+
+@pytest.mark.parametrize("m", [8, 32, 64, 100])
+@pytest.mark.parametrize("metric", ["phd", "hamming"])
+def test_exact_engines_break_ties_by_the_rule_as_binaryindex_does(m, metric, tmp_path):
+    """faiss flat, Milvus Lite and usearch's exhaustive mode, each rule: BinaryIndex's answer."""
+    import warnings
+
+    from phdlib.serving import engines
+    from phdlib.serving.usearch_engine import USearchIndex
+
+    rng = np.random.default_rng(11)
+    u = C.pack(rng.random((20, m)) < 0.5).words
+    i = C.pack(rng.random((900, m)) < 0.5).words
+    n = len(i)
+    stats = np.column_stack([rng.integers(0, 50, n), rng.uniform(1, 5, n)]).astype(float)
+    rules = [T.tie_break("popularity", n, stats=stats), T.tie_break("mean-rating", n, stats=stats),
+             T.tie_break("seeded", n, seed=3)]
+    ref = BinaryIndex(m, metric)
+    ref.add(i)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        indexes = [engines.FaissIndex(m, metric, "flat"), USearchIndex(m, metric, exact=True),
+                   engines.MilvusIndex(m, str(tmp_path / "t.db"), collection=f"t{m}{metric}",
+                                       metric=metric)]
+        for index in indexes:
+            index.add(i)
+            for k in (1, 10):
+                d0, i0 = ref.search(u, k)
+                assert (d0[:, :-1] == d0[:, 1:]).any() or k == 1
+                for rule in rules:
+                    want = ref.search(u, k, tie_break=rule)
+                    got = index.search(u, k, tie_break=rule)
+                    assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1]), \
+                        (type(index).__name__, rule.rule, k)
+                    if rule.rule == "seeded":
+                        assert not np.array_equal(got[1], i0) or k == 1  # the rule changed them
+        indexes[2].client.close()

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..codes.distances import distance
 from ..codes.packed import _check_width
+from . import ties
 from .search import _as_words
 
 MISSING_DISTANCE = np.iinfo(np.int32).max
@@ -164,8 +165,15 @@ class FaissIndex(_Padded):
         self.index.add(x)
         self.ntotal += len(x)
 
-    def search(self, queries, k: int):
-        """``(distances int32 (q, k), ids int64 (q, k))`` in PHD (or Hamming) units."""
+    def search(self, queries, k: int, tie_break=None):
+        """``(distances int32 (q, k), ids int64 (q, k))`` in PHD (or Hamming) units.
+
+        tie_break: a :class:`phdlib.serving.ties.TieBreak` (None: by id) ordering tied
+        items (:func:`phdlib.serving.ties.engine_search`; exact for ``"flat"``, the
+        fetched candidates re-ordered for HNSW and IVF)."""
+        if tie_break is not None and not tie_break.is_id:
+            return ties.engine_search(self.search, _words(queries, self.m, "search"), k,
+                                      tie_break, self.ntotal, complete=self.exact_ties)
         q, pops = self._queries(queries)
         k = int(k)
         h, ids = self._with_ties(lambda x, kk: self.index.search(x, kk), q, k, self.ntotal)
@@ -235,8 +243,13 @@ class MilvusIndex(_Padded):
                     h[a, j], ids[a, j] = int(round(hit["distance"])), int(hit["id"])
         return h, ids
 
-    def search(self, queries, k: int):
-        """``(distances int32 (q, k), ids int64 (q, k))`` in PHD (or Hamming) units."""
+    def search(self, queries, k: int, tie_break=None):
+        """``(distances int32 (q, k), ids int64 (q, k))`` in PHD (or Hamming) units;
+        ``tie_break`` as :meth:`FaissIndex.search` (exact, up to Milvus' answer size)."""
+        if tie_break is not None and not tie_break.is_id:
+            return ties.engine_search(self.search, _words(queries, self.m, "search"), k,
+                                      tie_break, self.ntotal, complete=self.exact_ties,
+                                      cap=MILVUS_MAX_K)
         q, pops = self._queries(queries)
         k = int(k)
         if not 1 <= k <= MILVUS_MAX_K:

@@ -52,7 +52,7 @@ import numpy as np
 from ..names import TIE_BREAKS
 
 __all__ = ["RULES", "SIGNAL_RULES", "STAT_COLUMNS", "TieBreak", "item_stats", "tie_break",
-           "search", "reference_order", "ITEM_STATS_HOW"]
+           "search", "engine_search", "reference_order", "ITEM_STATS_HOW"]
 
 #: Every rule, ``id`` (the default) first (named in :mod:`phdlib.names` for ``phd --help``).
 RULES = TIE_BREAKS
@@ -232,6 +232,59 @@ def search(index, queries, k: int, rule: TieBreak | None):
         top = key[starts[:, None] + np.arange(kk)[None, :]] % span
         out_d[r, :kk] = (top // n).astype(np.int32)
         out_i[r, :kk] = order_of_rank[top % n]
+    return out_d, out_i
+
+
+def engine_search(search, queries: np.ndarray, k: int, rule: TieBreak | None, n: int,
+                  complete: bool = True, cap: int | None = None):
+    """The top-``k`` under tie rule ``rule`` from an engine that orders ties by id.
+
+    search: ``search(queries, kk)`` -> the engine's ``(distances, ids)`` sorted by
+    (distance, id) (:class:`phdlib.serving.engines.FaissIndex`, ``MilvusIndex``,
+    ``USearchIndex``...); queries: uint64 ``(q, w)`` plain codes; n: the items the
+    engine holds. The engine is asked for ``k`` plus a margin; with ``complete``
+    (an exact engine), a row whose tie at the ``k``-th distance runs past what was
+    fetched is asked again for twice as many, until it is covered or ``cap``
+    (default ``n``) is reached, so the answer equals :func:`search`'s on
+    :class:`~phdlib.serving.search.BinaryIndex`. Without ``complete`` (an
+    approximate engine) the fetched candidates are re-ordered as they are. Returns
+    int32 ``(q, k)`` distances and int64 ``(q, k)`` ids sorted by (distance, rank).
+    ``rule`` None or ``id``: exactly ``search(queries, k)``.
+    """
+    if rule is None or rule.is_id:
+        return search(queries, k)
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k, cap = int(k), int(n if cap is None else min(cap, n))
+    rank = _check_rank(rule, n)
+    nq = queries.shape[0]
+    out_d = np.full((nq, k), np.iinfo(np.int32).max, dtype=np.int32)
+    out_i = np.full((nq, k), -1, dtype=np.int64)
+    if nq == 0 or n == 0:
+        return out_d, out_i
+    kk = min(k, n)
+    wide = min(cap, kk + max(kk, _MARGIN))
+    d, ids = search(queries, wide)
+    rows = [(r, d[r], ids[r]) for r in range(nq)]
+    if complete:
+        need = np.flatnonzero((d[:, wide - 1] <= d[:, kk - 1]) & (ids[:, wide - 1] >= 0))
+        w = wide
+        while need.size and w < cap:
+            w = min(2 * w, cap)
+            d2, i2 = search(queries[need], w)
+            for j, r in enumerate(need):
+                rows[r] = (r, d2[j], i2[j])
+            need = need[(d2[:, w - 1] <= d2[:, kk - 1]) & (i2[:, w - 1] >= 0)]
+    for r, dr, ir in rows:
+        ok = ir >= 0
+        dr, ir = dr[ok], ir[ok]
+        if not ir.size:
+            continue
+        dk = dr[min(kk, ir.size) - 1]
+        keep = dr <= dk
+        dr, ir = dr[keep], ir[keep]
+        top = np.lexsort((rank[ir], dr))[:kk]
+        out_d[r, :top.size], out_i[r, :top.size] = dr[top], ir[top]
     return out_d, out_i
 
 

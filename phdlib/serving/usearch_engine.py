@@ -76,6 +76,7 @@ from ..codes.distances import DISTANCE_NAMES, distance
 from ..codes.packed import _check_width, n_words
 from ..kernels.bits import popcount
 from .engines import MISSING_DISTANCE, _canonical, complete_ties
+from . import ties
 from .search import _as_words, _check_output_size
 
 __all__ = ["USearchIndex", "BUILD_METRICS", "compiled_metric"]
@@ -235,13 +236,18 @@ class USearchIndex:
         ids[:, :c] = np.where(have, keys[:, :c].astype(np.int64), -1)
         return h, ids
 
-    def search(self, queries, k: int):
+    def search(self, queries, k: int, tie_break=None):
         """The ``k`` nearest stored codes of each query (user) code.
 
         queries: PackedCodes or uint64 ``(q, ceil(m/64))`` (or one code). Returns
         ``(distances int32 (q, k), ids int64 (q, k))`` sorted by (distance, id); with
-        ``exact=True`` exactly :meth:`BinaryIndex.search`'s answer.
+        ``exact=True`` exactly :meth:`BinaryIndex.search`'s answer. tie_break: a
+        :class:`phdlib.serving.ties.TieBreak` ordering tied items instead of the id
+        (:func:`phdlib.serving.ties.engine_search`; exact with ``exact=True``).
         """
+        if tie_break is not None and not tie_break.is_id:
+            return ties.engine_search(self.search, _as_words(queries, self.m, "search"), k,
+                                      tie_break, self.ntotal, complete=self.exact_ties)
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         k = int(k)
