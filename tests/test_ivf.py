@@ -73,7 +73,9 @@ def test_list_layout_is_contiguous_and_complete():
         assert (np.diff(ivf.ids[lo:hi]) > 0).all()
     np.testing.assert_array_equal(ivf.stored, ~items[ivf.ids])  # PHD stores NOT items
     assert ivf.stored.shape == (3000, 2) and ivf.stored.dtype == np.uint64
-    assert ivf.memory_bytes() == 3000 * 16 + 3000 * 8 + 26 * 8 + 25 * 16
+    # ids 0..2999 take 2 bytes each: codes + ids + offsets + centroids, every array counted
+    assert ivf.id_bytes.shape == (3000, 2) and ivf.id_bytes.dtype == np.uint8
+    assert ivf.memory_bytes() == 3000 * 16 + 3000 * 2 + 26 * 8 + 25 * 16
     ivf.nprobe = 25
     ref = BinaryIndex(100, "phd")
     ref.add(items)

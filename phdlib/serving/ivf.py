@@ -73,6 +73,7 @@ number of them.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..codes import distances as D
@@ -178,15 +179,23 @@ class IVFIndex:
         """int64 ``(nlist,)``: codes in each list."""
         return np.diff(self.offsets)
 
+    @property
+    def ids(self) -> np.ndarray:
+        """int64 ``(ntotal,)``: the original id of each row of ``stored`` (decoded
+        from :attr:`id_bytes`; a new array)."""
+        full = np.zeros((self.ntotal, 8), dtype=np.uint8)
+        full[:, :self.id_bytes.shape[1]] = self.id_bytes
+        return full.view("<i8").reshape(-1).astype(np.int64)
+
     def memory_bytes(self) -> int:
-        """Bytes of the index's arrays: codes, ids, offsets and centroids."""
+        """Bytes of every array the index holds: codes, ids, offsets and centroids."""
         cent = 0 if self.centroids is None else self.centroids.nbytes
-        return int(self.stored.nbytes + self.ids.nbytes + self.offsets.nbytes + cent)
+        return int(self.stored.nbytes + self.id_bytes.nbytes + self.offsets.nbytes + cent)
 
     def reset(self) -> None:
         """Remove every code (the centres stay)."""
         self.stored = np.empty((0, self.w), dtype=np.uint64)
-        self.ids = np.empty(0, dtype=np.int64)
+        self.id_bytes = np.empty((0, 1), dtype=np.uint8)
         self.offsets = np.zeros((self._nlist or 0) + 1, dtype=np.int64)
 
     # -- build -----------------------------------------------------------
@@ -255,7 +264,8 @@ class IVFIndex:
         all_labels = np.concatenate([old, labels])
         order = np.argsort(all_labels, kind="stable")  # keeps ids ascending within a list
         start = self.ntotal
-        self.ids = np.concatenate([self.ids, np.arange(start, start + n, dtype=np.int64)])[order]
+        ids = np.concatenate([self.ids, np.arange(start, start + n, dtype=np.int64)])[order]
+        self.id_bytes = _id_bytes(ids, start + n)
         self.stored = np.ascontiguousarray(np.concatenate([self.stored, words])[order])
         self.offsets = np.zeros(self._nlist + 1, dtype=np.int64)
         np.cumsum(np.bincount(all_labels, minlength=self._nlist), out=self.offsets[1:])
@@ -281,13 +291,20 @@ class IVFIndex:
         keys = np.empty((nq, k), dtype=np.int64)
         if nq:
             probes = np.empty((nq, self._nprobe), dtype=np.int64)
-            K.search(self.op, PROBES[self.probe], q, self.centroids, self.stored, self.ids,
-                     self.offsets, self._nprobe, max(1, int(self.list_sizes().max(initial=0))),
-                     probes, keys)
+            chunks = max(1, min(nq, numba.get_num_threads()))
+            K.search(self.op, PROBES[self.probe], q, self.centroids, self.stored, self.id_bytes,
+                     self.offsets, self._nprobe, chunks, probes, keys)
         empty = keys == K.EMPTY
         ids = np.where(empty, -1, keys & ((1 << K.ID_BITS) - 1)).astype(np.int64)
         dist = np.where(empty, _INT32_MAX, keys >> K.ID_BITS).astype(np.int32)
         return dist, ids
+
+
+def _id_bytes(ids: np.ndarray, n: int) -> np.ndarray:
+    """uint8 ``(len(ids), b)``: each id (int64, ``0 <= id < n``) in its ``b``
+    little-endian low bytes, ``b`` the fewest (at least 1) that hold ``n - 1``."""
+    b = max(1, (int(n - 1).bit_length() + 7) // 8)
+    return np.ascontiguousarray(ids.astype("<i8").view(np.uint8).reshape(-1, 8)[:, :b])
 
 
 def _distinct_start(sample: np.ndarray, nlist: int, rng) -> np.ndarray:
