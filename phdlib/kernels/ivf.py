@@ -154,7 +154,7 @@ def _probe_keys(probe, q, centroids, out):
 #: codes a segment of a list scan: their distances are computed in one
 #: vectorised pass with their minimum; only a segment whose minimum is within
 #: the current k-th distance is walked code by code.
-SEG = 32
+SEG = 64
 #: codes of a list kept in cache while every query that probes the list scans them
 TILE = 512
 
