@@ -247,11 +247,12 @@ def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, chunks, 
     keys ``(d << ID_BITS) | id`` of the probed codes, ascending, ``EMPTY``
     where fewer codes were probed.
 
-    Per chunk: (1) each query's ``nprobe`` nearest lists; (2) each query scans
-    its nearest list, which sets a tight k-th distance early; (3) the other
-    probed lists are visited list by list, and the codes of a list are read
-    tile by tile (``TILE`` codes, in cache) by every query of the chunk that
-    probes it, so a list shared by several queries is read from memory once.
+    Per chunk: (1) each query's ``nprobe`` nearest lists; (2) the nearest
+    list of every query, which sets a tight k-th distance early; (3) the other
+    probed lists. In (2) and (3) the lists are visited in index order and the
+    codes of a list are read tile by tile (``TILE`` codes, in cache) by every
+    query of the chunk that probes it, so a list shared by several queries is
+    read from memory once.
     The top-k of a set of distinct keys does not depend on the order codes are
     offered in, so results do not depend on ``chunks`` or the thread count.
     """
@@ -264,20 +265,20 @@ def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, chunks, 
         for a in range(a0, a1):
             _nearest_lists(probe, queries[a], centroids, ck, probes[a])
             keys[a, :] = EMPTY
-            j = probes[a, 0]
-            _scan(op, queries[a], stored, ids, offsets[j], offsets[j + 1], keys[a], buf)
-        if nprobe > 1:
-            # the (query, list) pairs of ranks 1..nprobe-1, grouped by list (counting sort)
-            start = np.zeros(nl + 1, dtype=np.int64)
+        # ranks 0, then 1..nprobe-1: the (query, list) pairs grouped by list (counting sort)
+        start = np.empty(nl + 1, dtype=np.int64)
+        fill = np.empty(nl, dtype=np.int64)
+        who = np.empty((a1 - a0) * max(1, nprobe - 1), dtype=np.int64)
+        for r0, r1 in ((0, 1), (1, nprobe)):
+            start[:] = 0
             for a in range(a0, a1):
-                for p in range(1, nprobe):
+                for p in range(r0, r1):
                     start[probes[a, p] + 1] += 1
             for j in range(nl):
                 start[j + 1] += start[j]
-            fill = start[:nl].copy()
-            who = np.empty(start[nl], dtype=np.int64)
+            fill[:] = start[:nl]
             for a in range(a0, a1):
-                for p in range(1, nprobe):
+                for p in range(r0, r1):
                     j = probes[a, p]
                     who[fill[j]] = a
                     fill[j] += 1

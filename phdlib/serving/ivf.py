@@ -67,11 +67,11 @@ and ``4 PHD(u, c) + popcount(c AND NOT u)`` (0.877, 0.925, 0.963).
 
 Search (:func:`phdlib.kernels.ivf.search`): the queries are cut into one
 contiguous chunk per Numba thread. Per query, the distances to all centres in
-one pass and the ``nprobe`` nearest by a heap; then the query scans its
-nearest list, which sets a tight ``k``-th distance early; then the chunk's
-other probed lists are visited list by list, each read tile by tile by every
-query of the chunk that probes it (a list shared by queries is read from
-memory once). A scan computes the distances of 64 contiguous codes and their
+one pass and the ``nprobe`` nearest by a heap; then the chunk's lists are
+visited in index order, first the nearest list of each query (which sets a
+tight ``k``-th distance early), then the other probed lists, each read tile
+by tile by every query of the chunk that probes it (a list shared by queries
+is read from memory once). A scan computes the distances of 64 contiguous codes and their
 minimum in one vectorised popcount pass and walks the 64 only when the minimum
 is within the current ``k``-th distance; only such codes are offered to a
 max-heap of ``k`` keys ``(distance, id)`` (one int64 each). Search costs
