@@ -54,16 +54,20 @@ that ``u`` lacks, which PHD does not charge. Measured with
 planted centres, Zipf popularity, 15% bit flips; 1000 queries; k = 10;
 nlist = 4000; seed 0), tie-aware recall@10 by nprobe = 1, 2, 4, 8, 16, 32, 64:
 
-- ``probe="phd"``:     0.663, 0.799, 0.887, 0.945, 0.975, 0.988, 0.995;
-- ``probe="hamming"``: 0.745, 0.796, 0.820, 0.847, 0.880, 0.913, 0.940.
+- ``probe="phd"``:     0.679, 0.818, 0.907, 0.956, 0.978, 0.990, 0.996;
+- ``probe="hamming"``: 0.764, 0.804, 0.821, 0.850, 0.882, 0.909, 0.942.
 
-Hamming ranking wins only at ``nprobe = 1`` (the query's own cluster), they
-tie at 2, and from 4 lists on PHD ranking reaches a recall that Hamming
-ranking needs 4 times the lists for (0.887 at 4 against 0.880 at 16) or more
-(0.945 at 8 against 0.940 at 64); hence PHD is the default for PHD. Two
-mixes measured on the same set did not do better from 4 lists on: PHD with
-ties broken by ``popcount(c AND NOT u)`` (0.883, 0.937, 0.973 at 4, 8, 16)
-and ``4 PHD(u, c) + popcount(c AND NOT u)`` (0.877, 0.925, 0.963).
+Hamming ranking wins only at ``nprobe = 1`` (the query's own cluster); from
+2 lists on PHD ranking wins, and from 4 lists on it reaches a recall that
+Hamming ranking needs 4 times the lists for (0.907 at 4 against 0.882 at 16)
+or more (0.956 at 8 against 0.942 at 64); hence PHD is the default for PHD.
+With the former training sample of 64 codes a list PHD ranking gave 0.663,
+0.799, 0.887, 0.945, 0.975, 0.988, 0.995 (256 a list, the most faiss's
+k-means uses, costs 7 s of build instead of 4 s here and 15 s instead of
+10 s at 10M codes). Two mixes measured with that former sample did not do
+better from 4 lists on: PHD with ties broken by ``popcount(c AND NOT u)``
+(0.883, 0.937, 0.973 at 4, 8, 16) and ``4 PHD(u, c) + popcount(c AND NOT u)``
+(0.877, 0.925, 0.963).
 
 Search (:func:`phdlib.kernels.ivf.search`): the queries are cut into one
 contiguous chunk per Numba thread. Per query, the distances to all centres in
@@ -88,17 +92,20 @@ Measured on one thread (``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1``; CPU time of
 the search, best of 5, on a shared 2-core Intel Xeon with AVX-512 VPOPCNTDQ)
 at 10,000,000 synthetic 64-bit codes, 1000 queries, k = 10, nlist = 4096,
 against faiss ``IndexBinaryIVF`` built on the same codes (padded) and lists
-count: recall@10 / queries per second by nprobe
+count: recall@10 / queries per second by nprobe 16, 24, 32
 
-- this index, nprobe 16, 32: 0.988 / 27k, 0.994 / 17k (the scan before the
-  chunked, segment-minimum pass: 0.988 / 17k, 0.994 / 10k);
-- faiss, nprobe 16, 24, 32: 0.990 / 14.0k, 0.993 / 10.1k, 0.995 / 8.3k.
+- this index: 0.988 / 25.8k, 0.993 / 20.0k, 0.996 / 16.4k (before the
+  chunked, segment-minimum scan and the 256-code-a-list sample, at 16 and
+  32: 0.988 / 17k, 0.994 / 10k);
+- faiss: 0.990 / 12.5k, 0.993 / 9.0k, 0.995 / 7.2k.
 
-At recall 0.99 (interpolated along each curve) that is about 22k against 14k
-queries per second. Of the remaining time at nprobe 16 about a fifth is the
-centre ranking, a quarter walking the segments that hold candidates, and the
-rest the popcount pass, bound by reading the lists from memory (the same
-queries repeated, so that the lists stay in cache, run twice as fast).
+At recall 0.99 (interpolated along each curve) that is about 24k against
+12k queries per second, with 0.458 of faiss's memory. Of the time at nprobe
+16 about a seventh is the centre ranking, a quarter walking the segments
+that hold candidates, and the rest the popcount pass, bound by reading the
+lists from memory (the same queries repeated, so that the lists stay in
+cache, run twice as fast; a software prefetch ahead of the scan did not
+help, nor did a histogram instead of the heap to pick the nearest lists).
 """
 from __future__ import annotations
 
@@ -154,7 +161,7 @@ class IVFIndex:
 
     def __init__(self, bits: int, metric: str = "phd", nlist: int | None = None,
                  nprobe: int = 1, seed: int = 0, probe: str | None = None,
-                 niter: int = 10, train_per_list: int = 64):
+                 niter: int = 10, train_per_list: int = 256):
         self.m = C._check_width(bits)
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
