@@ -119,8 +119,9 @@ from .search import METRICS, _as_words, _check_output_size
 
 __all__ = ["IVFIndex", "PROBES"]
 
-#: probe name -> :mod:`phdlib.kernels.ivf` probe code (distance from a query to a list centre)
-PROBES = {"hamming": K.PROBE_HAMMING, "phd": K.PROBE_PHD}
+#: probe name -> :mod:`phdlib.kernels.ivf` probe code (distance from a query to a list
+#: centre): the distances of :mod:`phdlib.codes.distances` that the kernel has a probe for
+PROBES = {D.HAMMING.name: K.PROBE_HAMMING, D.PHD.name: K.PROBE_PHD}
 _INT32_MAX = np.iinfo(np.int32).max
 
 
