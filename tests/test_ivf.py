@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from phdlib.codes.packed import PackedCodes, pack
+from phdlib.kernels import ivf as K
 from phdlib.serving.ivf import IVFIndex
 from phdlib.serving.search import BinaryIndex
 
@@ -73,7 +74,9 @@ def test_list_layout_is_contiguous_and_complete():
         assert (np.diff(ivf.ids[lo:hi]) > 0).all()
     np.testing.assert_array_equal(ivf.stored, ~items[ivf.ids])  # PHD stores NOT items
     assert ivf.stored.shape == (3000, 2) and ivf.stored.dtype == np.uint64
-    assert ivf.memory_bytes() == 3000 * 16 + 3000 * 8 + 26 * 8 + 25 * 16
+    # ids 0..2999 take 2 bytes each: codes + ids + offsets + centroids, every array counted
+    assert ivf.id_bytes.shape == (3000, 2) and ivf.id_bytes.dtype == np.uint8
+    assert ivf.memory_bytes() == 3000 * 16 + 3000 * 2 + 26 * 8 + 25 * 16
     ivf.nprobe = 25
     ref = BinaryIndex(100, "phd")
     ref.add(items)
@@ -102,6 +105,44 @@ def test_one_thread_and_many_agree_and_seed_decides():
     c = IVFIndex(64, "phd", nlist=30, nprobe=3, seed=8)
     c.train(items)
     assert not np.array_equal(a.centroids, c.centroids)
+
+
+def test_id_bytes_widen_as_codes_are_added_and_stay_exact():
+    rng = np.random.default_rng(9)
+    items = _clustered(rng, 70_000, 64, centres=60)
+    queries = _clustered(rng, 30, 64, centres=60)
+    ivf = IVFIndex(64, "phd", nlist=20, nprobe=20, seed=1)
+    ref = BinaryIndex(64, "phd")
+    widths = []
+    for lo, hi in ((0, 256), (256, 257), (257, 65_536), (65_536, 70_000)):
+        ivf.add(items[lo:hi])
+        ref.add(items[lo:hi])
+        widths.append(ivf.id_bytes.shape[1])
+        np.testing.assert_array_equal(np.sort(ivf.ids), np.arange(hi))
+        for got, want in zip(ivf.search(queries, 10), ref.search(queries, 10)):
+            np.testing.assert_array_equal(got, want)
+    # ids up to 255 fit 1 byte, up to 65535 2 bytes, then 3
+    assert widths == [1, 2, 2, 3], f"id bytes after each add: {widths}, expected [1, 2, 2, 3]"
+    assert ivf.memory_bytes() == 70_000 * (8 + 3) + 21 * 8 + 20 * 8
+
+
+@pytest.mark.parametrize("nprobe", [1, 2, 7])
+def test_kernel_results_do_not_depend_on_query_chunks(nprobe):
+    rng = np.random.default_rng(10)
+    items, queries = _clustered(rng, 5000, 100), _clustered(rng, 50, 100)
+    ivf = IVFIndex(100, "phd", nlist=16, nprobe=nprobe, seed=2)
+    ivf.add(items)
+    out = []
+    for chunks in (1, 3, 50):
+        keys = np.empty((50, 10), dtype=np.int64)
+        K.search(ivf.op, K.PROBE_PHD, queries, ivf.centroids, ivf.stored, ivf.id_bytes,
+                 ivf.offsets, nprobe, chunks, np.empty((50, nprobe), dtype=np.int64), keys)
+        out.append(keys)
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[0], out[2])
+    d, i = ivf.search(queries, 10)
+    np.testing.assert_array_equal(i, out[0] & ((1 << K.ID_BITS) - 1))
+    np.testing.assert_array_equal(d, out[0] >> K.ID_BITS)
 
 
 def test_recall_rises_with_nprobe_and_phd_probing_beats_hamming():

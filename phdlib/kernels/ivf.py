@@ -9,9 +9,10 @@ code (see :mod:`phdlib.codes`); every distance is an integer bit count in
 - :func:`bit_counts` and :func:`majority`: the k-majority update (per list,
   how many members have each bit set; a centroid bit is the members' majority,
   a tie keeps the old bit);
-- :func:`search`: per query (parallel over queries) pick the ``nprobe``
-  nearest lists, scan each list's contiguous codes and keep the ``k`` smallest
-  ``(distance, id)`` pairs.
+- :func:`search`: per chunk of queries (parallel over chunks) pick each
+  query's ``nprobe`` nearest lists, scan each probed list's contiguous codes
+  once for all the chunk's queries that probe it, and keep each query's ``k``
+  smallest ``(distance, id)`` pairs.
 
 Top-k state: a max-heap of ``k`` int64 keys ``(d << ID_BITS) | id``, so one
 integer comparison orders by distance and then by id, the order of
@@ -150,33 +151,87 @@ def _probe_keys(probe, q, centroids, out):
             out[j] = (nb.int64(d) << 32) | j
 
 
-@nb.njit(cache=True)
-def _list_distances(op, q, stored, lo, hi, out):
-    """Distances of the query ``q`` (uint64 (w,)) to ``stored[lo:hi]`` into
-    ``out[:hi - lo]`` (int64); one contiguous vectorisable pass."""
+#: codes a segment of a list scan: their distances are computed in one
+#: vectorised pass with their minimum; only a segment whose minimum is within
+#: the current k-th distance is walked code by code.
+SEG = 64
+#: codes of a list kept in cache while every query that probes the list scans them
+TILE = 512
+
+
+@nb.njit(inline="always", cache=True)
+def _id_at(ids, r):
+    """The id of row ``r`` from ``ids`` (uint8 (n, b), little-endian bytes); int64."""
+    v = nb.int64(0)
+    for t in range(ids.shape[1]):
+        v |= nb.int64(ids[r, t]) << (8 * t)
+    return v
+
+
+@nb.njit(inline="always", cache=True)
+def _scan(op, q, stored, ids, lo, hi, heap, buf):
+    """Offer rows ``stored[lo:hi]`` to the top-k max-heap ``heap`` (int64 (k,))
+    of the query ``q`` (uint64 (w,)); ``buf``: int64 (SEG,) scratch.
+
+    Per segment of ``SEG`` rows: distances and their minimum in one pass; when
+    the minimum exceeds the heap's largest distance no row of the segment can
+    enter (a key with a larger distance is larger), else the segment's rows
+    within that distance are offered as keys ``(d << ID_BITS) | id``.
+    """
     w = stored.shape[1]
-    if w == 1:
-        q0 = q[0]
-        if op == 1:
-            for r in range(lo, hi):
-                out[r - lo] = popcount(q0 & stored[r, 0])
-        else:
-            for r in range(lo, hi):
-                out[r - lo] = popcount(q0 ^ stored[r, 0])
-    else:
-        for r in range(lo, hi):
-            d = 0
+    for s0 in range(lo, hi, SEG):
+        s1 = min(s0 + SEG, hi)
+        mn = nb.int64(1) << 62
+        if w == 1:
+            q0 = q[0]
             if op == 1:
-                for t in range(w):
-                    d += popcount(q[t] & stored[r, t])
+                for r in range(s0, s1):
+                    d = nb.int64(popcount(q0 & stored[r, 0]))
+                    buf[r - s0] = d
+                    mn = min(mn, d)
             else:
-                for t in range(w):
-                    d += popcount(q[t] ^ stored[r, t])
-            out[r - lo] = d
+                for r in range(s0, s1):
+                    d = nb.int64(popcount(q0 ^ stored[r, 0]))
+                    buf[r - s0] = d
+                    mn = min(mn, d)
+        else:
+            for r in range(s0, s1):
+                d = nb.int64(0)
+                if op == 1:
+                    for t in range(w):
+                        d += popcount(q[t] & stored[r, t])
+                else:
+                    for t in range(w):
+                        d += popcount(q[t] ^ stored[r, t])
+                buf[r - s0] = d
+                mn = min(mn, d)
+        thr = heap[0] >> ID_BITS
+        if mn <= thr:
+            for r in range(s0, s1):
+                d = buf[r - s0]
+                if d <= thr:
+                    key = (d << ID_BITS) | _id_at(ids, r)
+                    if key < heap[0]:
+                        _push(heap, key)
+                        thr = heap[0] >> ID_BITS
+
+
+@nb.njit(cache=True)
+def _nearest_lists(probe, q, centroids, ck, pk):
+    """The ``nprobe = pk.shape[0]`` lists nearest to ``q`` into ``pk`` (int64),
+    nearest first (ties: smaller list index); ``ck``: int64 (nlist,) scratch."""
+    _probe_keys(probe, q, centroids, ck)
+    pk[:] = EMPTY
+    top = pk[0]
+    for j in range(ck.shape[0]):
+        if ck[j] < top:
+            _push(pk, ck[j])
+            top = pk[0]
+    pk[:] = np.sort(pk) & 0xFFFFFFFF
 
 
 @nb.njit(parallel=True, cache=True)
-def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, max_list, probes, keys):
+def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, chunks, probes, keys):
     """Top-k of each query over its ``nprobe`` nearest lists.
 
     op: :data:`phdlib.kernels.search.OP_XOR` (0, Hamming) or ``OP_AND`` (1,
@@ -184,41 +239,62 @@ def search(op, probe, queries, centroids, stored, ids, offsets, nprobe, max_list
     :data:`PROBE_PHD`, the distance from query to centroid that ranks the
     lists (ties: smaller list index); queries: uint64 (q, w); centroids:
     uint64 (nlist, w), plain codes; stored: uint64 (n, w), the codes list
-    after list; ids: int64 (n,), their original ids (ascending within a
-    list); offsets: int64 (nlist + 1,), list ``j`` is ``stored[offsets[j]:
-    offsets[j + 1]]``; max_list: the largest list's length; probes: int64
-    (q, nprobe) scratch; keys: int64 (q, k), written: each row the ``k``
-    smallest keys ``(d << ID_BITS) | id`` in ascending order, ``EMPTY``
+    after list; ids: uint8 (n, b), the original id of each row in ``b``
+    little-endian bytes; offsets: int64 (nlist + 1,), list ``j`` is
+    ``stored[offsets[j]:offsets[j + 1]]``; chunks: the queries are split into
+    this many contiguous chunks, one parallel task each; probes: int64 (q,
+    nprobe) scratch; keys: int64 (q, k), written: each row the ``k`` smallest
+    keys ``(d << ID_BITS) | id`` of the probed codes, ascending, ``EMPTY``
     where fewer codes were probed.
 
-    Per query: the centroid keys in one pass, the ``nprobe`` smallest by a
-    heap; per probed list (nearest first) its distances in one pass, then
-    only those within the current ``k``-th distance go to the top-k heap.
+    Per chunk: (1) each query's ``nprobe`` nearest lists; (2) the nearest
+    list of every query, which sets a tight k-th distance early; (3) the other
+    probed lists. In (2) and (3) the lists are visited in index order and the
+    codes of a list are read tile by tile (``TILE`` codes, in cache) by every
+    query of the chunk that probes it, so a list shared by several queries is
+    read from memory once.
+    The top-k of a set of distinct keys does not depend on the order codes are
+    offered in, so results do not depend on ``chunks`` or the thread count.
     """
     nq = queries.shape[0]
     nl = centroids.shape[0]
-    for a in nb.prange(nq):
-        q = queries[a]
+    for c in nb.prange(chunks):
+        a0, a1 = nq * c // chunks, nq * (c + 1) // chunks
         ck = np.empty(nl, dtype=np.int64)
-        dist = np.empty(max_list, dtype=np.int64)
-        _probe_keys(probe, q, centroids, ck)
-        pk = probes[a]
-        pk[:] = EMPTY
-        for j in range(nl):
-            if ck[j] < pk[0]:
-                _push(pk, ck[j])
-        order = np.sort(pk)
-        heap = keys[a]
-        heap[:] = EMPTY
-        for p in range(nprobe):
-            j = order[p] & 0xFFFFFFFF
-            lo, hi = offsets[j], offsets[j + 1]
-            _list_distances(op, q, stored, lo, hi, dist)
-            thr = heap[0] >> ID_BITS
-            for r in range(hi - lo):
-                if dist[r] <= thr:
-                    key = (dist[r] << ID_BITS) | ids[lo + r]
-                    if key < heap[0]:
-                        _push(heap, key)
-                        thr = heap[0] >> ID_BITS
-        heap[:] = np.sort(heap)
+        buf = np.empty(SEG, dtype=np.int64)
+        for a in range(a0, a1):
+            _nearest_lists(probe, queries[a], centroids, ck, probes[a])
+            keys[a, :] = EMPTY
+        # ranks 0, then 1..nprobe-1: the (query, list) pairs grouped by list (counting sort)
+        start = np.empty(nl + 1, dtype=np.int64)
+        fill = np.empty(nl, dtype=np.int64)
+        who = np.empty((a1 - a0) * max(1, nprobe - 1), dtype=np.int64)
+        for r0, r1 in ((0, 1), (1, nprobe)):
+            start[:] = 0
+            for a in range(a0, a1):
+                for p in range(r0, r1):
+                    start[probes[a, p] + 1] += 1
+            for j in range(nl):
+                start[j + 1] += start[j]
+            fill[:] = start[:nl]
+            for a in range(a0, a1):
+                for p in range(r0, r1):
+                    j = probes[a, p]
+                    who[fill[j]] = a
+                    fill[j] += 1
+            for j in range(nl):
+                g0, g1 = start[j], start[j + 1]
+                if g0 == g1:
+                    continue
+                lo, hi = offsets[j], offsets[j + 1]
+                if g1 - g0 == 1:
+                    a = who[g0]
+                    _scan(op, queries[a], stored, ids, lo, hi, keys[a], buf)
+                    continue
+                for t0 in range(lo, hi, TILE):
+                    t1 = min(t0 + TILE, hi)
+                    for g in range(g0, g1):
+                        a = who[g]
+                        _scan(op, queries[a], stored, ids, t0, t1, keys[a], buf)
+        for a in range(a0, a1):
+            keys[a, :] = np.sort(keys[a])
