@@ -452,10 +452,12 @@ def test_served_order_metrics_are_the_per_user_metrics_of_that_order():
 @pytest.mark.parametrize("m", [8, 32, 64, 100])
 @pytest.mark.parametrize("metric", ["phd", "hamming"])
 def test_exact_engines_break_ties_by_the_rule_as_binaryindex_does(m, metric, tmp_path):
-    """faiss flat, Milvus Lite and usearch's exhaustive mode, each rule: BinaryIndex's answer."""
+    """faiss flat, Milvus Lite, usearch's exhaustive mode and the IVF probing every list, each
+    rule: BinaryIndex's answer."""
     import warnings
 
     from phdlib.serving import engines
+    from phdlib.serving.ivf import IVFIndex
     from phdlib.serving.usearch_engine import USearchIndex
 
     rng = np.random.default_rng(11)
@@ -469,7 +471,11 @@ def test_exact_engines_break_ties_by_the_rule_as_binaryindex_does(m, metric, tmp
     ref.add(i)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        every = IVFIndex(m, metric, nlist=16, seed=0)
+        every.train(i)
+        every.nprobe = 16  # every list probed: exact
         indexes = [engines.FaissIndex(m, metric, "flat"), USearchIndex(m, metric, exact=True),
+                   every,
                    engines.MilvusIndex(m, str(tmp_path / "t.db"), collection=f"t{m}{metric}",
                                        metric=metric)]
         for index in indexes:
@@ -484,4 +490,4 @@ def test_exact_engines_break_ties_by_the_rule_as_binaryindex_does(m, metric, tmp
                         (type(index).__name__, rule.rule, k)
                     if rule.rule == "seeded":
                         assert not np.array_equal(got[1], i0) or k == 1  # the rule changed them
-        indexes[2].client.close()
+        indexes[-1].client.close()

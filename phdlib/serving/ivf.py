@@ -115,6 +115,7 @@ import numpy as np
 from ..codes import distances as D
 from ..codes import packed as C
 from ..kernels import ivf as K
+from . import ties
 from .search import METRICS, _as_words, _check_output_size
 
 __all__ = ["IVFIndex", "PROBES"]
@@ -308,14 +309,21 @@ class IVFIndex:
         np.cumsum(np.bincount(all_labels, minlength=self._nlist), out=self.offsets[1:])
 
     # -- search ----------------------------------------------------------
-    def search(self, queries, k: int):
+    def search(self, queries, k: int, tie_break=None):
         """The ``k`` nearest codes among the ``nprobe`` probed lists of each query.
 
         queries: PackedCodes or uint64 ``(q, w)`` (or one code ``(w,)``).
         Returns ``(distances, ids)``: int32 ``(q, k)`` and int64 ``(q, k)``,
         sorted by (distance, id); id ``-1`` / distance ``2**31 - 1`` where the
-        probed lists hold fewer than ``k`` codes.
+        probed lists hold fewer than ``k`` codes. tie_break: a
+        :class:`phdlib.serving.ties.TieBreak` ordering tied items instead of the id
+        (:func:`phdlib.serving.ties.engine_search`: exact when every list is probed,
+        else the fetched candidates re-ordered).
         """
+        if tie_break is not None and not tie_break.is_id:
+            return ties.engine_search(self.search, _as_words(queries, self.m, "IVFIndex.search"),
+                                      k, tie_break, self.ntotal,
+                                      complete=self._nprobe >= self.nlist)
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         k = int(k)
