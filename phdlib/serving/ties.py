@@ -180,6 +180,20 @@ def _check_rank(rule: TieBreak, n: int) -> np.ndarray:
     return rank.astype(np.int64, copy=False)
 
 
+def _prepare(k, rule: TieBreak, n: int, nq: int, cap: int):
+    """``(k, kk, wide, rank, out_d, out_i)`` of a tie-ruled search of ``nq`` queries over ``n``
+    items: ``k`` checked, ``kk = min(k, n)``, ``wide`` the candidates fetched first (``k``
+    plus a margin for the tie, at most ``cap``), the rule's rank and the empty answer."""
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = int(k)
+    rank = _check_rank(rule, n)
+    kk = min(k, n)
+    wide = min(cap, kk + max(kk, _MARGIN))  # fetched in id order: k + a margin for the tie
+    return (k, kk, wide, rank, np.full((nq, k), np.iinfo(np.int32).max, dtype=np.int32),
+            np.full((nq, k), -1, dtype=np.int64))
+
+
 def search(index, queries, k: int, rule: TieBreak | None):
     """The top-``k`` of ``index`` for ``queries`` under tie rule ``rule``.
 
@@ -191,19 +205,12 @@ def search(index, queries, k: int, rule: TieBreak | None):
     """
     if rule is None or rule.is_id:
         return index.search(queries, k)
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    k = int(k)
     n = index.ntotal
-    rank = _check_rank(rule, n)
     q = index._queries(queries)
     nq = q.shape[0]
-    out_d = np.full((nq, k), np.iinfo(np.int32).max, dtype=np.int32)
-    out_i = np.full((nq, k), -1, dtype=np.int64)
+    k, kk, wide, rank, out_d, out_i = _prepare(k, rule, n, nq, n)
     if nq == 0 or n == 0:
         return out_d, out_i
-    kk = min(k, n)
-    wide = min(n, kk + max(kk, _MARGIN))  # fetched in id order: k + a margin for the tie
     d, ids = index.search(q, wide)
     dk = d[:, kk - 1]
     # covered: every item at most the k-th distance away is among the fetched ones
@@ -253,17 +260,11 @@ def engine_search(search, queries: np.ndarray, k: int, rule: TieBreak | None, n:
     """
     if rule is None or rule.is_id:
         return search(queries, k)
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    k, cap = int(k), int(n if cap is None else min(cap, n))
-    rank = _check_rank(rule, n)
+    cap = int(n if cap is None else min(cap, n))
     nq = queries.shape[0]
-    out_d = np.full((nq, k), np.iinfo(np.int32).max, dtype=np.int32)
-    out_i = np.full((nq, k), -1, dtype=np.int64)
+    k, kk, wide, rank, out_d, out_i = _prepare(k, rule, n, nq, cap)
     if nq == 0 or n == 0:
         return out_d, out_i
-    kk = min(k, n)
-    wide = min(cap, kk + max(kk, _MARGIN))
     d, ids = search(queries, wide)
     rows = [(r, d[r], ids[r]) for r in range(nq)]
     if complete:
