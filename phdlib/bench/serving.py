@@ -110,7 +110,9 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
         ivf_nprobe=IVF_NPROBE, milvus_max: int = 200_000, milvus_uri: str | None = None,
         usearch_max: int = 1_000_000, usearch_ef=HNSW_EF, engines_=ENGINES,
         log=lambda *a: None) -> pd.DataFrame:
-    """One row per (engine, parameter value): recall@k, qps, memory_mb, build_s (module doc)."""
+    """One row per (engine, parameter value): recall@k, qps, memory_mb, build_s (module doc).
+
+    milvus_max, usearch_max: the most items those engines are measured at (None: any)."""
     q = np.ascontiguousarray(user_codes)
     n = len(item_codes)
     rows = []
@@ -155,7 +157,7 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
             rows.append(_row("phd-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
         log(f"phd-ivf: nlist {lists}, built in {build:.1f} s")
-    if "usearch" in engines_ and n <= usearch_max:
+    if "usearch" in engines_ and (usearch_max is None or n <= usearch_max):
         us, build = _built(USearchIndex(bits, "phd", seed=0),
                            item_codes)
         mem = us.memory_bytes()
@@ -165,7 +167,7 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
             rows.append(_row("usearch", "expansion_search", ef, q, k, secs, d, true_d, mem,
                              build))
         log(f"usearch: built in {build:.1f} s")
-    if "milvus-lite" in engines_ and n <= milvus_max:
+    if "milvus-lite" in engines_ and (milvus_max is None or n <= milvus_max):
         import importlib.util
         import tempfile
         import warnings
