@@ -26,7 +26,8 @@ import pandas as pd
 
 from ..evaluation.metrics import evaluate, summarize
 from ..serving import ties as T
-from ..serving.codes_file import codes_of_run, split_of_run, stats_of_split
+from ..serving.codes_file import codes_of_run, split_of_run
+from ..serving.item_stats import stats_of_split
 from ..serving.search import BinaryIndex
 from .. import results
 

@@ -54,7 +54,8 @@ from .. import __version__, data, results
 from ..codes.distances import DISTANCE_NAMES
 from ..codes.packed import MAX_BITS, n_words
 from ..io import atomic_write, json_default
-from .ties import ITEM_STATS_HOW, STAT_COLUMNS, item_stats as _item_stats
+from .item_stats import check_item_stats, stats_of_split
+from .ties import STAT_COLUMNS
 
 FORMAT = "phd-codes"
 #: 2 adds ``bits`` to the provenance (checked against the field); 1 still loads.
@@ -187,17 +188,6 @@ def split_of_run(run, data_dir=None):
         raise ValueError(f"{exc}; the run's ids cannot be mapped") from None
 
 
-def stats_of_split(split, n_items: int) -> tuple[np.ndarray, dict]:
-    """``item_stats`` of a split's training ratings and their provenance (module doc)."""
-    if split.dataset.n_items != n_items:
-        raise ValueError(f"the split has {split.dataset.n_items} items but the codes {n_items}")
-    tr = split.train
-    prov = {"columns": list(STAT_COLUMNS), "split": "train",
-            "split_fingerprint": split.fingerprint, "ratings": int(len(tr)),
-            "how": dict(ITEM_STATS_HOW)}
-    return _item_stats(tr.item, tr.rating, n_items), prov
-
-
 def _stats_of_run(run, n_items: int, data_dir=None, split=None):
     """(item_stats, provenance) of the run's training split (``split`` where already
     rebuilt), or (None, why not) where the split cannot be rebuilt here (a user's file
@@ -296,11 +286,6 @@ PROVENANCE = {"bits": (int,), "format": (str,), "format_version": (int,), "metho
               "columns": (dict, type(None)), "trained_with": (str,), "phdlib": (str,),
               "split_seed": (int, type(None)), "preprocessing": (dict, type(None)),
               "path": (str,), "sep": (str, type(None)), "item_stats": (dict,)}
-#: The JSON types of the fields of the provenance's ``item_stats`` object (all required).
-STATS_PROVENANCE = {"columns": (list,), "split": (str,), "split_fingerprint": (str,),
-                    "ratings": (int,), "how": (dict,)}
-
-
 def _npy_headers(path: Path, bad) -> None:
     """Check every ``.npy`` member's header before anything is loaded: a plain (not
     object) dtype, and a shape whose size is the member's size. A forged header
@@ -457,45 +442,6 @@ def _load_codes(path: Path, bad) -> Codes:
     except json.JSONDecodeError as exc:
         raise bad(f"field 'provenance' is not JSON ({exc})") from None
     prov = _check_provenance(prov, bits, bad)
-    stats = _check_item_stats(f.get("item_stats"), prov, len(f["item_ids"]), bad)
+    stats = check_item_stats(f.get("item_stats"), prov, len(f["item_ids"]), bad)
     return Codes(f["user_ids"], f["item_ids"], f["user_codes"], f["item_codes"], bits, dist, prov,
                  stats, str(path))
-
-
-def _check_item_stats(a, prov: dict, n_items: int, bad):
-    """The optional ``item_stats`` field checked against its meaning and its provenance
-    (present together or absent together); returns it or None."""
-    sp = prov.get("item_stats")
-    if a is None:
-        if sp is not None:
-            raise bad("the provenance describes 'item_stats' but the file has no such field")
-        return None
-    if sp is None:
-        raise bad("field 'item_stats' has no provenance (expected an 'item_stats' object in "
-                  "the provenance: columns, split, split_fingerprint, ratings, how)")
-    for key, types in STATS_PROVENANCE.items():
-        v = sp.get(key)
-        if not isinstance(v, types) or isinstance(v, bool):
-            raise bad(f"provenance field 'item_stats.{key}' is {json.dumps(v)[:80]}; expected "
-                      f"{ {list: 'a list', str: 'text', int: 'an integer', dict: 'an object'}[types[0]]}")
-    if sp["columns"] != list(STAT_COLUMNS):
-        raise bad(f"provenance field 'item_stats.columns' is {json.dumps(sp['columns'])[:80]}; "
-                  f"expected {json.dumps(list(STAT_COLUMNS))}")
-    want = (n_items, len(STAT_COLUMNS))
-    if a.dtype != np.float64 or a.shape != want:
-        raise bad(f"field 'item_stats' is {a.dtype} {a.shape}; expected float64 {want}")
-    pop, mean = a[:, 0], a[:, 1]
-    if not (np.isfinite(pop).all() and (pop >= 0).all() and (pop == np.floor(pop)).all()):
-        j = int(np.flatnonzero(~(np.isfinite(pop) & (pop >= 0) & (pop == np.floor(pop))))[0])
-        raise bad(f"field 'item_stats' gives item row {j} a popularity of {float(pop[j])!r}; expected "
-                  f"a whole number of ratings >= 0")
-    if int(pop.sum()) != sp["ratings"]:
-        raise bad(f"field 'item_stats' counts {int(pop.sum()):,} training ratings but its "
-                  f"provenance records {sp['ratings']:,}")
-    ok = np.where(pop > 0, np.isfinite(mean), np.isnan(mean))
-    if not ok.all():
-        j = int(np.flatnonzero(~ok)[0])
-        raise bad(f"field 'item_stats' gives item row {j} ({pop[j]:.0f} ratings) a mean rating "
-                  f"of {float(mean[j])!r}; expected a finite mean where the item has ratings, NaN "
-                  f"where it has none")
-    return a
