@@ -105,6 +105,17 @@ def _row(engine, param, value, q, k, secs, dist, true_d, memory, build):
             "qps": len(q) / secs, "memory_mb": memory / 2**20, "build_s": build}
 
 
+def _sweep(engine, make, param, values, set_value, item_codes, q, k, true_d, repeats) -> list:
+    """One row per value of an approximate index's search setting (one build)."""
+    index, build = _built(make(), item_codes)
+    mem, rows = index.memory_bytes(), []
+    for v in values:
+        set_value(index, int(v))
+        secs, (d, _) = _timed(lambda: index.search(q, k), repeats)
+        rows.append(_row(engine, param, v, q, k, secs, d, true_d, mem, build))
+    return rows
+
+
 def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
         repeats: int = 3, hnsw_m: int = 32, hnsw_ef=HNSW_EF, nlist: int | None = None,
         ivf_nprobe=IVF_NPROBE, milvus_max: int = 200_000, milvus_uri: str | None = None,
@@ -127,46 +138,25 @@ def run(user_codes: np.ndarray, item_codes: np.ndarray, bits: int, k: int = 10,
         secs, (d, _) = _timed(lambda: fl.search(q, k), repeats)
         rows.append(_row("faiss-flat", "", np.nan, q, k, secs, d, true_d, fl.memory_bytes(), build))
         log(f"faiss-flat: {len(q) / secs:,.0f} qps")
-    if "faiss-hnsw" in engines_:
-        hn, build = _built(engines.FaissIndex(bits, "phd", "hnsw", M=hnsw_m), item_codes)
-        mem = hn.memory_bytes()
-        for ef in hnsw_ef:
-            hn.index.hnsw.efSearch = int(ef)
-            secs, (d, _) = _timed(lambda: hn.search(q, k), repeats)
-            rows.append(_row("faiss-hnsw", "efSearch", ef, q, k, secs, d, true_d, mem, build))
-        log(f"faiss-hnsw: built in {build:.1f} s")
-    if "faiss-ivf" in engines_:
-        lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1, IVF_MAX_NLIST))
-        iv, build = _built(engines.FaissIndex(bits, "phd", "ivf", nlist=lists), item_codes)
-        mem = iv.memory_bytes()
-        for p in ivf_nprobe:
-            if p > lists:
-                break
-            iv.index.nprobe = int(p)
-            secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
-            rows.append(_row("faiss-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
-        log(f"faiss-ivf: nlist {lists}, built in {build:.1f} s")
-    if "phd-ivf" in engines_:
-        lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1, IVF_MAX_NLIST))
-        iv, build = _built(IVFIndex(bits, "phd", nlist=lists, seed=0), item_codes)
-        mem = iv.memory_bytes()
-        for p in ivf_nprobe:
-            if p > lists:
-                break
-            iv.nprobe = int(p)
-            secs, (d, _) = _timed(lambda: iv.search(q, k), repeats)
-            rows.append(_row("phd-ivf", "nprobe", p, q, k, secs, d, true_d, mem, build))
-        log(f"phd-ivf: nlist {lists}, built in {build:.1f} s")
-    if "usearch" in engines_ and (usearch_max is None or n <= usearch_max):
-        us, build = _built(USearchIndex(bits, "phd", seed=0),
-                           item_codes)
-        mem = us.memory_bytes()
-        for ef in usearch_ef:
-            us.expansion_search = int(ef)
-            secs, (d, _) = _timed(lambda: us.search(q, k), repeats)
-            rows.append(_row("usearch", "expansion_search", ef, q, k, secs, d, true_d, mem,
-                             build))
-        log(f"usearch: built in {build:.1f} s")
+    lists = nlist or int(min(max(16, 4 * np.sqrt(n)), n // 39 or 1, IVF_MAX_NLIST))
+    sweeps = [  # engine, make the index, the setting's name, its values, set it on the index
+        ("faiss-hnsw", lambda: engines.FaissIndex(bits, "phd", "hnsw", M=hnsw_m), "efSearch",
+         hnsw_ef, lambda ix, v: setattr(ix.index.hnsw, "efSearch", v)),
+        ("faiss-ivf", lambda: engines.FaissIndex(bits, "phd", "ivf", nlist=lists), "nprobe",
+         [p for p in ivf_nprobe if p <= lists], lambda ix, v: setattr(ix.index, "nprobe", v)),
+        ("phd-ivf", lambda: IVFIndex(bits, "phd", nlist=lists, seed=0), "nprobe",
+         [p for p in ivf_nprobe if p <= lists], lambda ix, v: setattr(ix, "nprobe", v)),
+        ("usearch", lambda: USearchIndex(bits, "phd", seed=0), "expansion_search", usearch_ef,
+         lambda ix, v: setattr(ix, "expansion_search", v)),
+    ]
+    for engine, make, param, values, set_value in sweeps:
+        if engine not in engines_ or (engine == "usearch" and usearch_max is not None
+                                      and n > usearch_max):
+            continue
+        rows += _sweep(engine, make, param, values, set_value, item_codes, q, k, true_d,
+                       repeats)
+        log(f"{engine}: built in {rows[-1]['build_s']:.1f} s"
+            + (f", nlist {lists}" if "ivf" in engine else ""))
     if "milvus-lite" in engines_ and (milvus_max is None or n <= milvus_max):
         import importlib.util
         import tempfile
