@@ -209,12 +209,15 @@ def _data_provenance(run) -> dict:
             "split_fingerprint": run.fingerprint}
 
 
-def codes_of_run(run, data_dir=None, stats: bool = True) -> Codes:
+def codes_of_run(run, data_dir=None, stats: bool = True, split=None) -> Codes:
     """The :class:`Codes` of a stored code run (``results.load(path)``).
 
     stats: also compute ``item_stats`` from the run's training split; where that
     split cannot be rebuilt the codes have none and a ``UserWarning`` says why.
+    split: the run's split where the caller holds it (checked by fingerprint), so it
+    is not rebuilt from the data the run's provenance names.
     """
+    given = split
     ranks_by = run.extra.get("ranks_by")
     if ranks_by not in DISTANCE_NAMES or "user_codes" not in run.arrays:
         raise ValueError(f"run {run.path}: method {run.method!r} ranks by {ranks_by!r}, not by "
@@ -242,7 +245,7 @@ def codes_of_run(run, data_dir=None, stats: bool = True) -> Codes:
                  if info.get(k) is not None})
     st = None
     if stats:
-        st, why = _stats_of_run(run, len(iid), data_dir, split)
+        st, why = _stats_of_run(run, len(iid), data_dir, given if given is not None else split)
         if st is None:
             import warnings
 
