@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from phdlib.kernels import fpenv  # noqa: E402
+from phdlib.kernels import adam as A  # noqa: E402
 from phdlib.kernels import vh as K  # noqa: E402
 from phdlib.methods import vh, vh_step  # noqa: E402
 
@@ -97,7 +98,7 @@ def test_accumulate_rows_sums_repeats_in_batch_order():
     rows = np.array([3, 1, 3, 3, 0])
     g = np.arange(10, dtype=np.float32).reshape(5, 2) + 0.5
     slot, acc = np.full(5, -1, np.int64), np.zeros((5, 2), np.float32)
-    assert K.accumulate_rows(rows, g, slot, acc) == 3
+    assert A.accumulate_rows(rows, g, slot, acc) == 3
     np.testing.assert_array_equal(acc[slot[3]], g[0] + g[2] + g[3])
     np.testing.assert_array_equal(acc[slot[1]], g[1])
     assert slot[2] == slot[4] == -1
@@ -196,9 +197,9 @@ def test_a_pass_without_flushing_computes_subnormals_on_worker_threads_after_a_f
     v = np.full((rows, d), 1e-6, np.float32)
     consts = tuple(np.float32(x) for x in (0.1, 0.999, 0.001, 0.5, 1e-8, -1e-3))
     none, grad = np.empty(0, np.int64), np.empty((0, d), np.float32)
-    K.adam_rows_parallel(p, m, v, none, grad, np.full(rows, -1, np.int64), grad, *consts, 2,
+    A.adam_rows_parallel(p, m, v, none, grad, np.full(rows, -1, np.int64), grad, *consts, 2,
                          False)
     assert _subnormal(m) == rows * d  # every chunk computed them, none flushed
-    K.adam_rows_parallel(p, m, v, none, grad, np.full(rows, -1, np.int64), grad, *consts, 2,
+    A.adam_rows_parallel(p, m, v, none, grad, np.full(rows, -1, np.int64), grad, *consts, 2,
                          True)
     assert _subnormal(m) == 0

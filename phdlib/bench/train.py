@@ -6,7 +6,7 @@ embeddings: each float32 parameter and its two moments are read and written
 once per step. So a step cannot be faster than
 
 - the **memory-traffic floor**: the bytes the step must move, timed with
-  :func:`phdlib.kernels.vh.traffic_probe` (three float32 arrays of the
+  :func:`phdlib.kernels.adam.traffic_probe` (three float32 arrays of the
   parameters' shape read and rewritten once, with the Adam pass's loops and
   threads but little arithmetic) on this machine, in this run;
 - the **arithmetic floor**: the Adam pass (a division and a square root per
@@ -47,7 +47,7 @@ from ..data import SOURCES
 from ..paper import dataset_shape
 from .. import methods
 from ..methods import vh
-from ..kernels import vh as K
+from ..kernels import adam as A
 from ..kernels import fpenv
 
 #: (users, items, ratings) of the benchmark's shapes, from the one declaration of
@@ -115,16 +115,16 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
 
     def probe():
         if threads > 1:
-            K.traffic_probe_parallel(a, b, c, threads)
+            A.traffic_probe_parallel(a, b, c, threads)
         else:
-            K.traffic_probe(a, b, c)
+            A.traffic_probe(a, b, c)
 
     blk = 16
     p, m, v = (np.random.default_rng(k).random((blk, bits), dtype=np.float32) for k in range(3))
     consts = tuple(np.float32(x) for x in (0.1, 0.999, 0.001, 0.5, 1e-8, -1e-3))
     calls = max(1, rows // blk)
     probe()
-    K.arithmetic_probe(p, m, v, 1, *consts)
+    A.arithmetic_probe(p, m, v, 1, *consts)
 
     def adam_pass():  # the dense pass of a step on arrays of this shape, no gradient rows
         _dense_pass(a, b, c, threads, consts)
@@ -136,7 +136,7 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
         t0 = time.perf_counter()
         probe()
         t1 = time.perf_counter()
-        K.arithmetic_probe(p, m, v, calls, *consts)
+        A.arithmetic_probe(p, m, v, calls, *consts)
         t2 = time.perf_counter()
         adam_pass()
         t3 = time.perf_counter()
@@ -171,9 +171,9 @@ def _dense_pass(p, m, v, threads: int, consts, flush: bool = False) -> None:
     fused step runs it on ``threads`` threads (``flush``: its workers flush)."""
     slot, no_rows, no_grad = _no_gradient(*p.shape)
     if threads > 1:
-        K.adam_rows_parallel(p, m, v, no_rows, no_grad, slot, no_grad, *consts, threads, flush)
+        A.adam_rows_parallel(p, m, v, no_rows, no_grad, slot, no_grad, *consts, threads, flush)
     else:
-        K.adam_rows(p, m, v, no_rows, no_grad, slot, no_grad, *consts)
+        A.adam_rows(p, m, v, no_rows, no_grad, slot, no_grad, *consts)
 
 
 def _subnormal_pass(rows: int, bits: int, threads: int, consts):

@@ -4,7 +4,7 @@ Numba lowers ``math.sqrt`` on float32 to a scalar call that LLVM will not
 vectorise, and has no fused multiply-add. These two intrinsics compile to one
 instruction each (``vsqrtps`` / ``vfmadd``) and vectorise. ``fma32`` rounds
 once, as the fused multiply-add of PyTorch's vectorised kernels does, which is
-what lets :mod:`phdlib.kernels.vh` reproduce PyTorch's Adam bit for bit.
+what lets :mod:`phdlib.kernels.adam` reproduce PyTorch's Adam bit for bit.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Flushing subnormal float32 numbers to zero on the current thread (FTZ and DAZ).
 
 Adam decays the moments of every row a batch does not touch (the dense
-update of TF1's Adam, kept by :mod:`phdlib.kernels.vh`). A row untouched for
+update of TF1's Adam, kept by :mod:`phdlib.kernels.adam`). A row untouched for
 about 800 steps has its first moment below float32's smallest normal number
 (1.2e-38), and x86 CPUs compute with such *subnormal* numbers through a slow
 microcode path: at the ML-10M shape about 15% of the user rows are there at
@@ -151,7 +151,7 @@ def flush_denormals(enabled: bool = True):
     Covers NumPy, Numba and single-threaded PyTorch code run on the calling
     thread. Each thread has its own control register: kernels with worker
     threads set the mode per chunk, as
-    :func:`phdlib.kernels.vh.adam_rows_parallel` does; PyTorch's own worker
+    :func:`phdlib.kernels.adam.adam_rows_parallel` does; PyTorch's own worker
     threads (``PHD_TORCH_THREADS`` > 1 on the autograd step) are not
     flushed. Numba's worker pool is started before the mode is set, so that
     it does not inherit it. ``enabled=False`` changes nothing.

@@ -1,31 +1,22 @@
-"""Numba kernels of the fused VH / VH_PHD training step (:mod:`phdlib.methods.vh_step`).
+"""Numba kernels of the fused VH / VH_PHD training step's batch (:mod:`phdlib.methods.vh_step`).
 
 One step of the variational hashing model is a forward and backward pass over
-a batch of ``B`` ratings (``B x m`` bits) and an Adam update of *every* row
-of the embeddings: TF1's Adam, like PyTorch's, decays the moments of rows the
-batch did not touch, so the update is dense. These kernels do, in float32 and
-in the same order of operations, what PyTorch's autograd and its fused CPU
-Adam do (``torch.optim.Adam(fused=True)``), so the parameters they produce
-are bit for bit those of the autograd step (a test checks 1,000 steps):
+a batch of ``B`` ratings (``B x m`` bits), then an Adam update of the
+embeddings (:mod:`phdlib.kernels.adam`). These kernels do, in float32 and in
+the same order of operations, what PyTorch's autograd does, so that the
+parameters the fused step produces are those of the autograd step (a test
+checks 1,000 steps):
 
 - the straight-through gradient of ``score = <2 b_u - 1, 2 b_i' - 1>``;
-- ``index_select``'s backward: the rows of a batch accumulated in batch order;
-- Adam: ``m = fma(1 - beta1, g - m, m)``, ``v = fma((1 - beta2) g, g, beta2 v)``
-  (PyTorch's vectorised kernel as compiled: GCC contracts that expression),
-  ``p = p + (-step_size m) / (sqrt(v) / sqrt(1 - beta2^t) + eps)``.
+- the batch's rows gathered, its targets from the ratings and their noise;
+- the random sampling thresholds, from PyTorch's MT19937 stream.
 
-``error_model="numpy"``: no Python zero-division checks, so LLVM vectorises
-the division and square root of the dense Adam pass.
+``error_model="numpy"``: no Python zero-division checks.
 """
 from __future__ import annotations
 
-import math
-
 import numba as nb
 import numpy as np
-
-from .floats import fma32, sqrt32
-from .fpenv import flush_restore, flush_set
 
 
 @nb.njit(error_model="numpy", cache=True)
@@ -109,135 +100,6 @@ def gather_rows(table, rows, out):
     """``out[b] = table[rows[b]]``: float32 ``(n, d)``, int64 ``(B,)`` -> float32 ``(B, d)``."""
     for b in range(rows.shape[0]):
         out[b, :] = table[rows[b], :]
-
-
-@nb.njit(error_model="numpy", cache=True)
-def accumulate_rows(rows, g, slot, acc):
-    """Sum the gradient rows of repeated indices, in batch order.
-
-    rows: int64 ``(B,)`` parameter rows; g: float32 ``(B, d)``; slot: int64
-    ``(n,)``, -1 for every row on entry; acc: float32 ``(B, d)``. On return
-    ``slot[r]`` is the row of ``acc`` holding row ``r``'s summed gradient.
-    """
-    n = 0
-    for b in range(rows.shape[0]):
-        r = rows[b]
-        k = slot[r]
-        if k < 0:
-            k = n
-            slot[r] = k
-            n += 1
-            for j in range(g.shape[1]):
-                acc[k, j] = np.float32(0.0) + g[b, j]
-        else:
-            for j in range(g.shape[1]):
-                acc[k, j] = acc[k, j] + g[b, j]
-    return n
-
-
-@nb.njit(error_model="numpy", cache=True, inline="always")
-def _adam_span(p, m, v, slot, acc, lo, hi, c1, b2, c2, bc2s, eps, nss):
-    """Adam on rows ``lo..hi-1``; rows without a slot have a zero gradient."""
-    zero = np.float32(0.0)
-    d = p.shape[1]
-    for r in range(lo, hi):
-        k = slot[r]
-        if k >= 0:
-            for j in range(d):
-                g = acc[k, j]
-                mm = fma32(c1, g - m[r, j], m[r, j])
-                vv = fma32(c2 * g, g, v[r, j] * b2)
-                m[r, j] = mm
-                v[r, j] = vv
-                p[r, j] = p[r, j] + nss * mm / (sqrt32(vv) / bc2s + eps)
-            slot[r] = -1
-        else:
-            for j in range(d):
-                mm = fma32(c1, zero - m[r, j], m[r, j])
-                vv = fma32(c2 * zero, zero, v[r, j] * b2)
-                m[r, j] = mm
-                v[r, j] = vv
-                p[r, j] = p[r, j] + nss * mm / (sqrt32(vv) / bc2s + eps)
-
-
-@nb.njit(error_model="numpy", cache=True)
-def adam_rows(p, m, v, rows, g, slot, acc, c1, b2, c2, bc2s, eps, nss):
-    """One dense Adam step on every row from a batch's gradient rows, one thread.
-
-    p, m, v: float32 ``(n, d)`` parameters and moments (updated in place);
-    rows: int64 ``(B,)`` and g: float32 ``(B, d)`` the batch's rows and their
-    gradients (summed by :func:`accumulate_rows` into slot / acc, which are
-    left as they came: slot all -1). c1 = 1 - beta1, b2 = beta2, c2 = 1 -
-    beta2, bc2s = sqrt(1 - beta2^t), eps, and nss = -lr / (1 - beta1^t): float32.
-    """
-    accumulate_rows(rows, g, slot, acc)
-    _adam_span(p, m, v, slot, acc, 0, p.shape[0], c1, b2, c2, bc2s, eps, nss)
-
-
-@nb.njit(error_model="numpy", cache=True, parallel=True)
-def adam_rows_parallel(p, m, v, rows, g, slot, acc, c1, b2, c2, bc2s, eps, nss, chunks,
-                       flush=False):
-    """:func:`adam_rows` with the dense pass in ``chunks`` row ranges on Numba's threads.
-
-    flush: each chunk runs with subnormals flushed to zero (True) or computed
-    (False), whatever mode its worker thread was in (:mod:`phdlib.kernels.fpenv`).
-    :func:`adam_rows` runs on the calling thread, in its mode.
-    """
-    accumulate_rows(rows, g, slot, acc)
-    n = p.shape[0]
-    for c in nb.prange(chunks):
-        old = flush_set(flush)
-        _adam_span(p, m, v, slot, acc, n * c // chunks, n * (c + 1) // chunks,
-                   c1, b2, c2, bc2s, eps, nss)
-        flush_restore(old)
-
-
-@nb.njit(error_model="numpy", cache=True, inline="always")
-def _traffic_span(p, m, v, lo, hi):
-    """Rows ``lo..hi-1``: read and rewrite p, m, v once, as :func:`_adam_span` does."""
-    h, k = np.float32(0.5), np.float32(1e-3)
-    d = p.shape[1]
-    for r in range(lo, hi):
-        for j in range(d):
-            mm = (m[r, j] + v[r, j]) * h      # averages: the values stay normal numbers
-            vv = (v[r, j] + p[r, j]) * h
-            m[r, j] = mm
-            v[r, j] = vv
-            p[r, j] = p[r, j] + k * (mm - vv)
-
-
-@nb.njit(error_model="numpy", cache=True)
-def traffic_probe(p, m, v):
-    """Read and rewrite three float32 ``(n, d)`` arrays once, with the loops of the Adam pass.
-
-    Little arithmetic per element: the time of this call is the memory-traffic
-    floor of :func:`adam_rows` on arrays of that size.
-    """
-    _traffic_span(p, m, v, 0, p.shape[0])
-
-
-@nb.njit(error_model="numpy", cache=True, parallel=True)
-def traffic_probe_parallel(p, m, v, chunks):
-    """:func:`traffic_probe` in ``chunks`` row ranges on Numba's threads."""
-    n = p.shape[0]
-    for c in nb.prange(chunks):
-        _traffic_span(p, m, v, n * c // chunks, n * (c + 1) // chunks)
-
-
-@nb.njit(error_model="numpy", cache=True)
-def arithmetic_probe(p, m, v, repeats, c1, b2, c2, bc2s, eps, nss):
-    """:func:`adam_rows` ``repeats`` times on a block small enough for the L1 cache.
-
-    p, m, v: float32 ``(r, d)``. Every row gets the same small gradient (so
-    the moments stay normal numbers: decaying alone they would reach
-    subnormals, which are slow). The time per row is the arithmetic floor of
-    the dense Adam pass, memory traffic aside.
-    """
-    slot = np.zeros(p.shape[0], np.int64)
-    acc = np.full((1, p.shape[1]), np.float32(1e-3), np.float32)
-    for _ in range(repeats):
-        slot[:] = 0
-        _adam_span(p, m, v, slot, acc, 0, p.shape[0], c1, b2, c2, bc2s, eps, nss)
 
 
 # --------------------------------------------------------------------------- MT19937

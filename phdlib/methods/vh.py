@@ -91,11 +91,12 @@ class _Trainer:
     flush: the training steps run with subnormal numbers flushed to zero
     (:mod:`phdlib.kernels.fpenv`), as TensorFlow's CPU kernels do: the same
     parameters in practice (tested bit for bit), several times faster once
-    rows go untouched for long. None: :data:`FLUSH_DENORMALS`.
+    rows go untouched for long. None: :data:`FLUSH_DENORMALS`. rows: how the
+    fused step updates the embedding tables (:data:`phdlib.methods.vh_step.ROWS`).
     """
 
     def __init__(self, train, n_users, n_items, bits, rating_scale, cfg, seed, step="auto",
-                 threads=1, flush=None):
+                 threads=1, flush=None, rows="auto"):
         import torch
 
         from .vh_model import VHModel, resolve_device
@@ -113,7 +114,7 @@ class _Trainer:
                              user_bias=cfg["user_bias"])
         self.flush = bool(FLUSH_DENORMALS if flush is None else flush)
         self.step = make_step(step, self.model, train, bits, rating_scale, cfg, self.gen, threads,
-                              self.flush)
+                              self.flush, rows)
         self.eval_gen = (torch.Generator(device=device).manual_seed(int(seed) + 1)
                          if cfg["eval_sampling"] == "stochastic" else None)
         self.n = len(train.user)

@@ -2,9 +2,10 @@
 
 Both take a batch (rows of the training split), the rating noise of the step,
 and do the forward pass, the backward pass and the Adam update of the model
-in place. :class:`FusedStep` (CPU) runs :mod:`phdlib.kernels.vh`: no graph,
-no dense gradient, one pass over the parameters and the Adam moments per
-step. It reproduces :class:`AutogradStep` (the model's ``forward``, PyTorch's
+in place. :class:`FusedStep` (CPU) runs :mod:`phdlib.kernels.vh` and
+:mod:`phdlib.kernels.adam`: no graph, no dense gradient, and by default work
+only on the rows a batch touches (the others are brought up to date when next
+read, to the same numbers as a dense pass). It reproduces :class:`AutogradStep` (the model's ``forward``, PyTorch's
 autograd and ``torch.optim.Adam(fused=True)``) bit for bit on the same seed:
 it draws the same random numbers from the same generators in the same order.
 :func:`make_step` picks the fused step wherever it applies (CPU, no KL term)
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..kernels import adam as A
 from ..kernels import vh as K
 from .vh_model import VHModel, kl_bernoulli_half, make_adam, rating_target
 
@@ -78,22 +80,111 @@ class AutogradStep:
         """Nothing to hand back: the generator is used directly."""
 
 
-class _AdamState:
-    """One parameter (float32 ``(n, d)`` view of a tensor) with its Adam moments."""
+#: How the fused step brings the rows of a table through a step (:mod:`phdlib.kernels.adam`):
+#: ``"touched"`` steps the batch's rows and brings every other row up to date when it is
+#: next read (the same numbers as ``"all"``, bit for bit); ``"all"`` runs the dense pass
+#: over every row every step; ``"auto"`` picks per table (:data:`SPARSE_GAP`).
+ROWS = ("auto", "touched", "all")
+#: ``rows="auto"`` updates a table sparsely when it has at least this many rows per
+#: rating of a batch: a row is then touched every 64 steps or fewer times on average,
+#: and most of the steps it misses are past its settling (``phd bench --train``: at
+#: ML-1M's shape, a row touched every ~12 steps, the sparse update was 1.1 times the
+#: dense pass; at Amazon's, every ~360 steps, a third of it).
+SPARSE_GAP = 64
+#: The optimiser's semantics (config key ``adam`` of the lazy methods): ``"dense"``,
+#: the paper's (TF1's Adam decays every row every step), or ``"lazy"`` (only the rows a
+#: batch touches change: TensorFlow's LazyAdam).
+ADAMS = ("dense", "lazy")
 
-    def __init__(self, param: torch.Tensor, batch_size: int):
+
+class _Constants:
+    """Adam's constants as PyTorch's fused kernel rounds them, with per-step tables.
+
+    ``bc2s[t]`` = float32 ``sqrt(1 - beta2^t)`` and ``nss[t]`` = float32
+    ``-lr / (1 - beta1^t)`` for steps ``t >= 1`` (index 0 unused), computed
+    with Python floats as PyTorch computes them; :meth:`upto` grows the tables.
+    """
+
+    def __init__(self, lr: float):
+        f = np.float32
+        self.lr = float(lr)
+        self.c1, self.b2, self.c2, self.eps = f(1 - BETA1), f(BETA2), f(1 - BETA2), f(EPS)
+        self.bc2s, self.nss = np.zeros(1, np.float32), np.zeros(1, np.float32)
+
+    def upto(self, t: int) -> "_Constants":
+        """Make the tables hold steps ``1..t`` (doubling their length when they grow)."""
+        n = self.bc2s.shape[0]
+        if t >= n:
+            size = max(t + 1, 2 * n)
+            bc2s, nss = np.zeros(size, np.float32), np.zeros(size, np.float32)
+            bc2s[:n], nss[:n] = self.bc2s, self.nss
+            for k in range(n, size):
+                bc1, bc2 = 1 - BETA1 ** k, 1 - BETA2 ** k
+                bc2s[k], nss[k] = bc2 ** 0.5, -(self.lr / bc1)
+            self.bc2s, self.nss = bc2s, nss
+        return self
+
+    def dense(self, t: int) -> tuple:
+        """The constants of step ``t`` as :func:`phdlib.kernels.adam.adam_rows` takes them."""
+        return (self.c1, self.b2, self.c2, self.bc2s[t], self.eps, self.nss[t])
+
+    def tables(self) -> tuple:
+        """``(c1, b2, c2, bc2s, nss, eps)`` as the sparse kernels take them."""
+        return (self.c1, self.b2, self.c2, self.bc2s, self.nss, self.eps)
+
+
+class _AdamState:
+    """One parameter (float32 ``(n, d)`` view of a tensor) with its Adam moments.
+
+    mode: ``"all"`` (the dense pass every step), ``"touched"`` (the batch's
+    rows; the others brought up to date when read: the same numbers) or
+    ``"lazy"`` (the batch's rows only, ever). ``last[r]``: the step row ``r``
+    is up to date with (``"touched"``); ``full`` and ``missed``: the row-steps
+    it has replayed in full and in all (:func:`phdlib.kernels.adam.catch_up`).
+    """
+
+    def __init__(self, param: torch.Tensor, batch_size: int, mode: str):
         p = param.detach()
         self.p = p.numpy().reshape(p.shape[0], -1)
         self.m, self.v = np.zeros_like(self.p), np.zeros_like(self.p)
         self.slot = np.full(self.p.shape[0], -1, dtype=np.int64)
         self.acc = np.empty((batch_size, self.p.shape[1]), dtype=np.float32)
+        self.last = np.zeros(self.p.shape[0], dtype=np.int64)
+        self.mode = mode
+        self.full = self.missed = 0   # row-steps replayed: in full, and all
 
-    def update(self, rows, grad, consts, threads: int, flush: bool) -> None:
+    def _count(self, counts) -> None:
+        self.full += int(counts[0])
+        self.missed += int(counts[1])
+
+    def read(self, rows, t: int, c: _Constants, threads: int, flush: bool) -> None:
+        """Make rows ``rows`` what step ``t - 1`` left them, before step ``t`` reads them."""
+        if self.mode != "touched":
+            return
         if threads > 1:
-            K.adam_rows_parallel(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts,
-                                 threads, flush)
+            self._count(A.catch_up_parallel(self.p, self.m, self.v, self.last, np.unique(rows),
+                                            t - 1, *c.tables(), threads, flush))
         else:
-            K.adam_rows(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts)
+            self._count(A.catch_up(self.p, self.m, self.v, self.last, rows, t - 1, *c.tables()))
+
+    def step(self, rows, grad, t: int, c: _Constants, threads: int, flush: bool) -> None:
+        """Step ``t`` from the batch's rows ``rows`` and their gradients ``grad``."""
+        if self.mode == "all":
+            consts = c.dense(t)
+            if threads > 1:
+                A.adam_rows_parallel(self.p, self.m, self.v, rows, grad, self.slot, self.acc,
+                                     *consts, threads, flush)
+            else:
+                A.adam_rows(self.p, self.m, self.v, rows, grad, self.slot, self.acc, *consts)
+        else:
+            A.adam_touched(self.p, self.m, self.v, rows, grad, self.slot, self.acc, self.last,
+                           t, *c.tables())
+
+    def sync(self, t: int, c: _Constants, threads: int, flush: bool) -> None:
+        """Bring every row up to date with step ``t``."""
+        if self.mode == "touched":
+            self._count(A.catch_up_all(self.p, self.m, self.v, self.last, t, *c.tables(),
+                                       threads, flush))
 
 
 class _Stream:
@@ -149,22 +240,40 @@ class FusedStep:
     The bit probabilities of the batch rows come from PyTorch (its vectorised
     sigmoid) and the sampling thresholds from the model's generator's stream
     (:class:`_Stream`), so that every number equals the autograd step's; the
-    rest is :func:`phdlib.kernels.vh.batch_backward` and one dense Adam pass
-    per parameter. ``threads``: Numba threads of the Adam pass; ``flush``:
-    whether those threads flush subnormals to zero (the calling thread's
-    mode is the caller's: :meth:`phdlib.methods.vh._Trainer.steps` sets it).
-    Call :meth:`sync` before anyone else draws from the generator.
+    rest is :func:`phdlib.kernels.vh.batch_backward` and Adam on each
+    parameter (:mod:`phdlib.kernels.adam`):
+
+    - ``rows="touched"``: the batch's rows are brought up to date before
+      they are read, then stepped; every other row waits, and :meth:`sync`
+      brings them all up to date. The same parameters as the dense pass, bit
+      for bit, at the cost of the rows a batch touches and of the steps they
+      missed until their parameters settle;
+    - ``rows="all"``: the dense pass over every row, every step;
+    - ``rows="auto"`` (the default): ``"touched"`` for a table of at least
+      :data:`SPARSE_GAP` rows per rating of a batch, ``"all"`` for a smaller one.
+
+    ``adam="lazy"`` (config key ``adam``, absent: ``"dense"``) steps only the
+    touched rows and never the others: lazy Adam, another optimiser.
+    ``threads``: Numba threads of the dense pass and of :meth:`sync`;
+    ``flush``: whether those threads flush subnormals to zero (the calling
+    thread's mode is the caller's: :meth:`phdlib.methods.vh._Trainer.steps`
+    sets it). Call :meth:`sync` before anyone reads the parameters or draws
+    from the generator.
     """
 
     name = "fused"
 
     def __init__(self, model: VHModel, train, bits, scale, cfg, gen, threads: int = 1,
-                 flush: bool = True):
+                 flush: bool = True, rows: str = "auto"):
         if not supports(model.device, cfg):
             raise ValueError("the fused step runs on CPU without the KL term")
+        if rows not in ROWS:
+            raise ValueError(f"rows must be one of {ROWS}, got {rows!r}")
         B = int(cfg["batch_size"])
         self.model, self.gen, self.threads, self.lr = model, gen, int(threads), float(cfg["lr"])
         self.flush = bool(flush)
+        self.adam = adam_of(cfg)
+        self.consts = _Constants(self.lr)
         self.data = _Batch(np.asarray(train.user, dtype=np.int64),
                            np.asarray(train.item, dtype=np.int64),
                            np.asarray(train.rating, dtype=np.float32), bits, scale,
@@ -174,9 +283,11 @@ class FusedStep:
         self.phd, self.mask_grad = model.distance == "phd", bool(model.user_mask_grad)
         self.ue = model.user_emb.detach().numpy()
         self.ie = model.item_emb.detach().numpy()
-        self.params = [_AdamState(model.user_emb, B), _AdamState(model.item_emb, B)]
+        tables = [model.user_emb, model.item_emb]
         if model.user_bias is not None:
-            self.params.append(_AdamState(model.user_bias, B))
+            tables.append(model.user_bias)
+        self.params = [_AdamState(x, B, self._mode(rows, x.shape[0], B)) for x in tables]
+        if model.user_bias is not None:
             self.bias = model.user_bias.detach().numpy()
         else:
             self.bias = None
@@ -194,24 +305,35 @@ class FusedStep:
         self.r = np.empty(B, np.float32)
         self.t = 0
 
+    def _mode(self, rows: str, n: int, batch: int) -> str:
+        """The update of a table of ``n`` rows (see the class docstring)."""
+        if self.adam == "lazy":
+            return "lazy"
+        if rows == "auto":
+            return "touched" if n >= SPARSE_GAP * batch else "all"
+        return rows
+
+    @property
+    def modes(self) -> list[str]:
+        """Each table's update: user embeddings, item embeddings (and the users' bias)."""
+        return [st.mode for st in self.params]
+
     def sync(self) -> None:
-        """Hand the random stream back to the model's generator."""
+        """Bring every row up to date and hand the random stream back to the model's generator."""
+        for st in self.params:
+            st.sync(self.t, self.consts, self.threads, self.flush)
         if self.stream is not None:
             self.stream.sync()
 
-    def _consts(self):
-        """Adam's per-step constants as PyTorch's fused kernel rounds them."""
-        self.t += 1
-        bc1, bc2 = 1 - BETA1 ** self.t, 1 - BETA2 ** self.t
-        f = np.float32
-        return (f(1 - BETA1), f(BETA2), f(1 - BETA2), f(bc2 ** 0.5), f(EPS),
-                f(-(self.lr / bc1)))
-
     def __call__(self, idx, eps, noise, want_loss):
         d, users, items, target = self.data, self.users, self.items, self.r
+        t = self.t + 1
+        c = self.consts.upto(t)
         K.gather_batch(idx, d.users, d.items, d.ratings, self.zero_bias if eps is None else eps,
                        np.float32(noise if eps is not None else 0.0), *self.tmap, users, items,
                        target)
+        for st, rows in zip(self.params, (users, items, users)):  # as step t - 1 left them
+            st.read(rows, t, c, self.threads, self.flush)
         pu, pi = self.pu.numpy(), self.pi.numpy()
         K.gather_rows(self.ue, users, pu)
         K.gather_rows(self.ie, items, pi)
@@ -223,14 +345,20 @@ class FusedStep:
         bias = self.bias[users] if self.bias is not None else self.zero_bias
         K.batch_backward(pu, pi, mu[0], mu[1], target, bias, self.phd, self.mask_grad, self.gu,
                          self.gi, self.gs[:, 0], self.score)
-        c = self._consts()
-        self.params[0].update(users, self.gu, c, self.threads, self.flush)
-        self.params[1].update(items, self.gi, c, self.threads, self.flush)
-        if self.bias is not None:
-            self.params[2].update(users, self.gs, c, self.threads, self.flush)
+        for st, rows, grad in zip(self.params, (users, items, users), (self.gu, self.gi, self.gs)):
+            st.step(rows, grad, t, c, self.threads, self.flush)
+        self.t = t
         if want_loss:
             return float(((torch.from_numpy(target) - torch.from_numpy(self.score)) ** 2).mean())
         return None
+
+
+def adam_of(cfg: dict) -> str:
+    """The optimiser's semantics of a config: its ``adam`` key, ``"dense"`` when absent."""
+    adam = cfg.get("adam", "dense")
+    if adam not in ADAMS:
+        raise ValueError(f"config 'adam' must be one of {ADAMS}, got {adam!r}")
+    return adam
 
 
 def supports(device: str, cfg: dict) -> bool:
@@ -239,13 +367,17 @@ def supports(device: str, cfg: dict) -> bool:
 
 
 def make_step(kind: str, model, train, bits, scale, cfg, gen, threads: int = 1,
-              flush: bool = True):
+              flush: bool = True, rows: str = "auto"):
     """The training step ``kind``: ``"fused"``, ``"autograd"`` or ``"auto"`` (fused where it applies).
 
-    flush: the fused step's worker threads flush subnormals to zero.
+    flush: the fused step's worker threads flush subnormals to zero; rows: how
+    the fused step updates a table (:data:`ROWS`). Lazy Adam (``cfg["adam"]``)
+    has the fused step only.
     """
     if kind not in ("auto", "fused", "autograd"):
         raise ValueError(f"step must be 'auto', 'fused' or 'autograd', got {kind!r}")
     if kind == "fused" or (kind == "auto" and supports(model.device, cfg)):
-        return FusedStep(model, train, bits, scale, cfg, gen, threads, flush)
+        return FusedStep(model, train, bits, scale, cfg, gen, threads, flush, rows)
+    if adam_of(cfg) == "lazy":
+        raise ValueError("lazy Adam runs in the fused step only (CPU, no KL term)")
     return AutogradStep(model, train, bits, scale, cfg, gen)
