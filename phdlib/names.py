@@ -25,6 +25,8 @@ METHODS: dict[str, str] = {
     # our additions
     "mf-als": "phdlib.methods.mf_methods:MF_ALS",
     "vh-bias": "phdlib.methods.vh:VH_BIAS",
+    "vh-lazy": "phdlib.methods.vh:VH_LAZY",
+    "vh-phd-lazy": "phdlib.methods.vh:VH_PHD_LAZY",
     "dcf-phd": "phdlib.methods.dcf_phd:DCF_PHD",
     "dcf-bias": "phdlib.methods.dcf_bias:DCF_BIAS",
     "item-mean": "phdlib.methods.sanity:ITEM_MEAN",
@@ -33,7 +35,7 @@ METHODS: dict[str, str] = {
 }
 
 #: The parts of the reproduction grid (:func:`phdlib.experiments.plan`), in order.
-PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol", "travel")
+PARTS = ("table1", "vh", "users", "sampling", "convergence", "protocol", "travel", "lazy")
 #: The reproduction profiles: the paper's settings and reduced ones for checks.
 PROFILES = ("full", "quick")
 

@@ -234,7 +234,11 @@ def test_every_method_ranks_by_a_known_value_and_names_are_unique():
         assert m.ranks_by in methods.RANKS, n
         assert issubclass(m.model, methods.Fitted) and m.model is not methods.Fitted, n
         assert methods.label(n) == m.label
-    assert set(methods.names(ranks_by="phd")) == {"vh-phd", "dcf-phd"}
+    assert set(methods.names(ranks_by="phd")) == {"vh-phd", "dcf-phd", "vh-phd-lazy"}
+    assert set(methods.names(ranks_by="phd", variant=False)) == {"vh-phd", "dcf-phd"}
+    for n in methods.names(variant=True):   # a variant names a method of the catalogue
+        assert methods.get(n).variant_of in methods.names(variant=False), n
+        assert methods.get(n).ranks_by == methods.get(methods.get(n).variant_of).ranks_by
     assert sorted(n for r in methods.RANKS for n in methods.names(ranks_by=r)) == sorted(names)
 
 

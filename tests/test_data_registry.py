@@ -60,6 +60,7 @@ def test_shapes_come_from_the_papers_table_of_sizes():
         n_users=158_650, n_items=128_939, ratings=4_701_968, rating_scale=(1.0, 5.0))
     assert data.scale_options("synthetic-ml-10m")["density"] == 9_995_471 / (69_878 * 9_708)
     assert bench_train.SHAPES == {"ml-1m": (6040, 3260, 1_000_209),
+                                  "ml-10m": (69_878, 9_708, 9_995_471),
                                   "amazon": (158_650, 128_939, 4_701_968)}
     with pytest.raises(KeyError, match="reports no sizes for dataset 'ml-100k'"):
         paper.dataset_shape("ml-100k")

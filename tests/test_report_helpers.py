@@ -15,9 +15,9 @@ import pytest
 from phdlib import experiments as E
 from phdlib import methods, results
 
-#: name, label, ranks_by, learns_codes, in_paper of the registry's methods, in its order
-#: (stub methods with these properties stand in for the real ones in the report tests).
-SPECS = [(n, m.label, m.ranks_by, m.learns_codes, m.in_paper)
+#: name, label, ranks_by, learns_codes, in_paper, variant_of of the registry's methods, in
+#: its order (stub methods with these properties stand in for the real ones in the tests).
+SPECS = [(n, m.label, m.ranks_by, m.learns_codes, m.in_paper, m.variant_of)
          for n, m in ((n, methods.get(n)) for n in methods.REGISTRY)]
 
 PAPER = ["cccf", "dcf", "mf-mean", "mf-median", "vh", "vh-phd", "mf"]
@@ -32,9 +32,10 @@ LEVELS = {"cccf": .68, "dcf": .69, "mf-mean": .56, "mf-median": .56, "vh": .70,
           "popularity": .70, "random": .52}
 
 
-def _stub(name, label, ranks_by, learns_codes, in_paper):
+def _stub(name, label, ranks_by, learns_codes, in_paper, variant_of):
     m = methods.Method()
     m.name, m.label, m.ranks_by, m.learns_codes, m.in_paper = name, label, ranks_by, learns_codes, in_paper
+    m.variant_of = variant_of
     return m
 
 
@@ -72,11 +73,12 @@ def make_runs(level: dict, seeds=(0, 1), bits=(32, 64), dataset="ml-1m"):
 def test_stub_registry_gives_the_lists_the_report_uses(stub_registry):
     assert methods.names(in_paper=True) == PAPER
     assert methods.hashing_baselines() == HAMMING
-    assert methods.names(in_paper=False) == ADDITIONS
+    assert methods.names(in_paper=False, variant=False) == ADDITIONS
     assert methods.label("vh-phd") == "VH_PHD" and methods.label("nope") == "nope"
 
 
 def test_the_real_registry_gives_the_paper_lists():
     assert [s[0] for s in SPECS] == list(methods.REGISTRY)
     assert methods.names(in_paper=True) == PAPER and methods.hashing_baselines() == HAMMING
-    assert methods.names(in_paper=False) == ADDITIONS
+    assert methods.names(in_paper=False, variant=False) == ADDITIONS
+    assert methods.names(variant=True) == ["vh-lazy", "vh-phd-lazy"]

@@ -110,13 +110,28 @@ def test_train_bench_rows_and_limits(monkeypatch):
     monkeypatch.setitem(TB.SHAPES, "tiny", (300, 200, 5000))
     res = TB.run(shapes=("tiny",), bits=(16,), threads=1, repeats=2, iterations={"tiny": 20})
     df = res.table()
-    assert len(df) == 4  # 2 methods x (autograd, fused) on 1 thread
-    assert set(df["step"]) == {"autograd", "fused"} and set(df["method"]) == {"vh", "vh-phd"}
+    assert len(df) == 8  # 2 methods x (autograd, dense, exact, lazy) on 1 thread
+    assert set(df["step"]) == set(TB.STEPS) and set(df["method"]) == {"vh", "vh-phd"}
     assert (df["ms_per_iteration"] > 0).all() and (df["bytes_per_step"] > 500 * 16 * 24).all()
-    np.testing.assert_allclose(df["limit_ms"], np.maximum(df["traffic_ms"], df["arithmetic_ms"]))
+    dense = df[df.step.isin(["autograd", "dense"])]
+    np.testing.assert_allclose(dense["limit_ms"],
+                               np.maximum(dense["traffic_ms"], dense["arithmetic_ms"]))
+    sparse = df[df.step.isin(["exact", "lazy"])]
+    np.testing.assert_allclose(sparse["limit_ms"],
+                               sparse["limit_traffic_ms"] + sparse["limit_arithmetic_ms"])
+    exact = df[df.step == "exact"]
+    assert (exact["full_rows_per_step"] > 0).all() and (exact["moment_rows_per_step"] >= 0).all()
+    assert (df.loc[df.step == "lazy", "full_rows_per_step"] == 0).all()
     assert (df.loc[df.step == "autograd", "speedup"] == 1.0).all()
+    assert (df.loc[df.step == "dense", "vs_dense"] == 1.0).all()
     assert (df["subnormal_ms"] > 0).all() and (df["flushed_ms"] > 0).all()
+    assert (df["decay_ns_per_row"] > 0).all() and (df["arith_ns_per_row"] > 0).all()
     assert "over_limit" in TB.report(res) and res.to_json()["_run"]["batch_size"] == 400
+    only = TB.run(shapes=("tiny",), bits=(8,), methods=("vh",), threads=1, repeats=1,
+                  iterations={"tiny": 5}, steps=("exact",))
+    assert list(only.table()["step"]) == ["dense", "exact"]
+    with pytest.raises(ValueError, match="unknown step"):
+        TB.run(shapes=("tiny",), steps=("sparse",))
 
 
 def test_train_bench_cli_errors(capsys):

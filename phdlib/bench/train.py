@@ -1,35 +1,44 @@
-"""The training benchmark (``phd bench --train``): VH / VH_PHD steps beside their limit.
+"""The training benchmark (``phd bench --train``): VH / VH_PHD steps beside their limits.
 
 One training step of the variational hashing model is tiny arithmetic on a
-batch (``B x m`` bits) and a dense Adam update of every row of the
-embeddings: each float32 parameter and its two moments are read and written
-once per step. So a step cannot be faster than
+batch (``B x m`` bits) and an Adam update of the embeddings. Four ways to run
+it are timed, interleaved round by round, on synthetic ratings of each shape
+(batch order, noise and sampling included):
 
-- the **memory-traffic floor**: the bytes the step must move, timed with
-  :func:`phdlib.kernels.adam.traffic_probe` (three float32 arrays of the
+- ``autograd``: PyTorch's autograd and fused Adam, the reference (1 thread);
+- ``dense``: the fused step (:mod:`phdlib.methods.vh_step`) with the dense
+  Adam pass over every row, every step (the paper's semantics);
+- ``exact``: the fused step updating the touched rows and bringing every
+  other row up to date when it is next read (:mod:`phdlib.kernels.adam`):
+  the same parameters as ``dense``, bit for bit;
+- ``lazy``: lazy Adam, only the touched rows, ever (another optimiser).
+
+Each design has its own limit, measured in the same run on this machine:
+
+- **dense**: every float32 parameter and its two moments are read and
+  written once per step, so a step cannot beat the larger of the
+  *memory-traffic floor* (the bytes the step must move, timed with
+  :func:`phdlib.kernels.adam.traffic_probe`: three float32 arrays of the
   parameters' shape read and rewritten once, with the Adam pass's loops and
-  threads but little arithmetic) on this machine, in this run;
-- the **arithmetic floor**: the Adam pass (a division and a square root per
-  parameter) on a block of rows small enough to stay in the L1 cache, scaled
-  to every row;
+  threads but little arithmetic) and the *arithmetic floor* (the Adam pass on
+  a block of rows small enough to stay in the L1 cache, scaled to every row);
+- **exact**: the bytes of the touched rows, plus the arithmetic of the steps
+  the untouched rows missed, counted in the timed steps themselves: the
+  row-steps replayed in full (until a row's parameters settle) at the
+  arithmetic floor per row, and the others (moments only) at the floor of
+  :func:`phdlib.kernels.adam.decay_probe`;
+- **lazy**: the bytes and the arithmetic of the touched rows.
 
-and the *limit* is the larger of the two. ``adam_pass_ms`` is the dense
-Adam pass of the fused step alone on arrays of the shape (no gradient rows).
-``subnormal_ms`` and ``flushed_ms`` are the same pass when a fraction
-:data:`SUBNORMAL_ROWS` of the rows has subnormal first moments (rows a long
-run leaves untouched for ~800 steps: 15% of the users at the ML-10M shape),
-computed as they are and flushed to zero (:mod:`phdlib.kernels.fpenv`, what
-training does), side by side in the same rounds. Synthetic ratings drawn
-uniformly never get there in a benchmark's few iterations;
-what the step costs beyond it is the batch (gather, PyTorch's sigmoid, the
-random thresholds, the backward pass) and the calls that launch it. For each shape (ML-1M's 6,040 users
-and 3,260 items; Amazon's 158,650 + 128,939 = 287,589 rows), each width and
-each method (VH: Hamming, deterministic training; VH_PHD: PHD, stochastic
-training, their single-point configurations), :func:`run` times
-milliseconds per iteration of the fused step (:mod:`phdlib.methods.vh_step`)
-on 1 and ``threads`` threads and of the autograd step (PyTorch's autograd and
-fused Adam, the reference) on 1 thread, interleaved round by round, on
-synthetic ratings of the shape (batch order, noise and sampling included).
+``adam_pass_ms`` is the dense Adam pass of the fused step alone on arrays of
+the shape (no gradient rows). ``subnormal_ms`` and ``flushed_ms`` are the
+same pass when a fraction :data:`SUBNORMAL_ROWS` of the rows has subnormal
+first moments (rows a long run leaves untouched for ~800 steps: 15% of the
+users at the ML-10M shape), computed as they are and flushed to zero
+(:mod:`phdlib.kernels.fpenv`, what training does), side by side in the same
+rounds. The shapes (:data:`SHAPES`): ML-1M's 6,040 users and 3,260 items,
+ML-10M's 69,878 + 9,708 and Amazon's 158,650 + 128,939 = 287,589 rows; the
+methods: VH (Hamming, deterministic training) and VH_PHD (PHD, stochastic
+training), their single-point configurations.
 """
 from __future__ import annotations
 
@@ -55,10 +64,18 @@ from ..kernels import fpenv
 #: after filtering with the raw file's ratings (``SOURCES["ml-1m"].raw_rows``), and
 #: the paper's Amazon set (Section 5.1).
 SHAPES = {"ml-1m": dataset_shape("ml-1m")[:2] + (SOURCES["ml-1m"].raw_rows,),
-          "amazon": dataset_shape("amazon")}
-#: Iterations per timing sample, per shape (a sample lasts about a second).
-ITERATIONS = {"ml-1m": 1000, "amazon": 20}
+          "ml-10m": dataset_shape("ml-10m"), "amazon": dataset_shape("amazon")}
+#: Iterations per timing sample, per shape. Each sample ends as a validation interval
+#: does, with every row brought up to date (the exact step's deferred work included).
+ITERATIONS = {"ml-1m": 750, "ml-10m": 250, "amazon": 250}
 METHODS = ("vh", "vh-phd")
+#: The ``format`` of a file written by ``phd bench --train --out`` (read by :func:`load`).
+FORMAT = "phd-train-steps"
+#: The columns every row of such a file holds (:func:`load` checks them).
+ROW_KEYS = ("shape", "rows", "bits", "method", "step", "threads", "ms_per_iteration",
+            "vs_dense", "limit_ms", "over_limit", "full_rows_per_step", "touched_rows_per_step")
+#: The steps timed (see the module docstring), in the order of the table.
+STEPS = ("autograd", "dense", "exact", "lazy")
 #: Fraction of rows with subnormal first moments in ``subnormal_ms`` /
 #: ``flushed_ms`` (measured at the ML-10M shape after 3,000 steps).
 SUBNORMAL_ROWS = 0.15
@@ -81,6 +98,8 @@ class TrainBench:
 
 
 def _trainer(shape, bits, method, step, threads, seed):
+    """A :class:`phdlib.methods.vh._Trainer` of ``method`` on synthetic ratings of
+    ``shape``, running step ``step`` (:data:`STEPS`) on ``threads`` threads."""
     from ..methods.vh_model import torch_threads
 
     n_users, n_items, n = shape
@@ -88,8 +107,13 @@ def _trainer(shape, bits, method, step, threads, seed):
     train = SimpleNamespace(user=rng.integers(0, n_users, n), item=rng.integers(0, n_items, n),
                             rating=rng.integers(1, 6, n).astype(np.float32))
     cfg = vh.default_config(methods.get(method).ranks_by)
+    kind, rows = ("autograd", "all") if step == "autograd" else \
+        ("fused", {"dense": "all", "exact": "touched", "lazy": "touched"}[step])
+    if step == "lazy":
+        cfg["adam"] = "lazy"
     with torch_threads(threads):
-        return vh._Trainer(train, n_users, n_items, bits, (1, 5), cfg, seed, step, threads)
+        return vh._Trainer(train, n_users, n_items, bits, (1, 5), cfg, seed, kind, threads,
+                           rows=rows)
 
 
 def _timed(tr, iterations, threads):
@@ -105,6 +129,15 @@ def _timed(tr, iterations, threads):
             torch.set_num_threads(old)
 
     return call
+
+
+def _replayed(tr) -> tuple[float, float]:
+    """Row-steps the trainer's exact step replayed so far, per step: in full, moments only."""
+    params = getattr(tr.step, "params", [])
+    full = sum(st.full for st in params)
+    missed = sum(st.missed for st in params)
+    steps = max(tr.it, 1)
+    return full / steps, (missed - full) / steps
 
 
 def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dict:
@@ -131,7 +164,12 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
 
     adam_pass()
     sub = _subnormal_pass(rows, bits, threads, consts)
-    mem, arith, dense, slow, fast = [], [], [], [], []
+    dm = np.full((blk, bits), 1e-3, np.float32)
+    dv = np.full((blk, bits), 1e-6, np.float32)
+    decay_steps = 4096
+    with fpenv.flush_denormals(True):   # as training runs: a decayed moment flushes to zero
+        A.decay_probe(dm.copy(), dv.copy(), 8, consts[0], consts[1], consts[2])
+    mem, arith, dense, slow, fast, decay = [], [], [], [], [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         probe()
@@ -145,12 +183,20 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
         dense.append(t3 - t2)
         slow.append(sub(False))
         fast.append(sub(True))
+        dm[:], dv[:] = 1e-3, 1e-6
+        with fpenv.flush_denormals(True):
+            t4 = time.perf_counter()
+            A.decay_probe(dm, dv, decay_steps, consts[0], consts[1], consts[2])
+            decay.append((time.perf_counter() - t4) / (blk * decay_steps))
     dense_bytes = 6 * 4 * n                 # p, m, v: read and written once
     batch_bytes = 12 * 4 * batch * bits     # rows gathered, probabilities, thresholds, gradients
     bandwidth = dense_bytes / np.median(mem)
     traffic_ms = 1e3 * (dense_bytes + batch_bytes) / bandwidth
     arith_ms = 1e3 * float(np.median(arith)) / threads
     return {"bytes_per_step": dense_bytes + batch_bytes, "bandwidth_gbs": bandwidth / 1e9,
+            "batch_bytes": batch_bytes, "row_bytes": 6 * 4 * bits,
+            "arith_ns_per_row": 1e9 * float(np.median(arith)) / rows,
+            "decay_ns_per_row": 1e9 * float(np.median(decay)),
             "traffic_ms": traffic_ms, "arithmetic_ms": arith_ms,
             "limit_ms": max(traffic_ms, arith_ms),
             "adam_pass_ms": 1e3 * float(np.median(dense)),
@@ -201,16 +247,36 @@ def _subnormal_pass(rows: int, bits: int, threads: int, consts):
     return timed
 
 
-def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int | None = None,
-        repeats: int = 5, iterations: dict | None = None, seed: int = 0, log=None) -> TrainBench:
-    """Milliseconds per VH training iteration, fused and autograd, beside the limit.
+def _limit(step: str, fl: dict, touched_rows: float, full: float, moments: float,
+           threads: int) -> dict:
+    """The limit of one step's design (ms; see the module docstring), from the floors
+    ``fl`` of :func:`_floors` and, for the sparse designs, the rows a step touches and
+    the row-steps it replayed (in full, moments only; per step)."""
+    if step in ("autograd", "dense"):
+        return {"limit_ms": fl["limit_ms"], "limit_traffic_ms": fl["traffic_ms"],
+                "limit_arithmetic_ms": fl["arithmetic_ms"]}
+    traffic = 1e3 * (touched_rows * fl["row_bytes"] + fl["batch_bytes"]) / (
+        1e9 * fl["bandwidth_gbs"])
+    arith = 1e-6 * (touched_rows + full) * fl["arith_ns_per_row"] + \
+        1e-6 * moments * fl["decay_ns_per_row"]
+    arith /= threads
+    return {"limit_ms": traffic + arith, "limit_traffic_ms": traffic,
+            "limit_arithmetic_ms": arith}
 
-    threads: the thread count measured beside 1 (default: Numba's threads, at
-    most 2 here); repeats: interleaved rounds; iterations: per shape, the
-    iterations of one timing sample (default :data:`ITERATIONS`). Returns
-    :class:`TrainBench`; ``ms_per_iteration`` is the median over rounds and
-    ``speedup`` the median per-round ratio of the autograd step's time to
-    this row's.
+
+def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int | None = None,
+        repeats: int = 5, iterations: dict | None = None, seed: int = 0, steps=STEPS,
+        log=None) -> TrainBench:
+    """Milliseconds per VH training iteration of each step (:data:`STEPS`), beside its limit.
+
+    threads: the thread count measured beside 1 for the dense and exact steps
+    (default: Numba's threads, at most 2 here; autograd and lazy run on 1);
+    repeats: interleaved rounds; iterations: per shape, the iterations of one
+    timing sample (default :data:`ITERATIONS`); steps: which of
+    :data:`STEPS` to time (``dense`` always). Returns :class:`TrainBench`;
+    ``ms_per_iteration`` is the median over rounds, ``vs_dense`` the median
+    per-round ratio of the dense step's time (same threads) to this row's, and
+    ``speedup`` the same against the autograd step (when timed).
     """
     tmax = int(threads or numba.config.NUMBA_NUM_THREADS)
     if not 1 <= tmax <= numba.config.NUMBA_NUM_THREADS:
@@ -218,43 +284,87 @@ def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int
     bad = [s for s in shapes if s not in SHAPES]
     if bad:
         raise ValueError(f"unknown shape(s) {bad}; known: {sorted(SHAPES)}")
+    bad = [s for s in steps if s not in STEPS]
+    if bad:
+        raise ValueError(f"unknown step(s) {bad}; known: {list(STEPS)}")
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     its = dict(ITERATIONS, **(iterations or {}))
     counts = sorted({1, tmax})
+    variants = [(s, t) for s in STEPS if s in steps or s == "dense"
+                for t in (counts if s in ("dense", "exact") else [1])]
     rows = []
     for shape in shapes:
+        n_rows = SHAPES[shape][0] + SHAPES[shape][1]
         for m in bits:
-            floors = {t: _floors(SHAPES[shape][0] + SHAPES[shape][1], m, 400, t, repeats)
-                      for t in counts}
+            floors = {t: _floors(n_rows, m, 400, t, repeats) for t in counts}
             for method in methods:
                 if log:
                     log(f"train bench: {shape}, {m} bits, {method}")
-                fns = {("autograd", 1): _timed(_trainer(SHAPES[shape], m, method, "autograd", 1,
-                                                        seed), its[shape], 1)}
-                for t in counts:
-                    fns[("fused", t)] = _timed(_trainer(SHAPES[shape], m, method, "fused", t, seed),
-                                               its[shape], t)
-                times, _ = interleaved({f"{s}-{t}": f for (s, t), f in fns.items()}, repeats, seed)
-                ref = times["autograd-1"]
-                for (s, t) in fns:
+                trainers = {(s, t): _trainer(SHAPES[shape], m, method, s, t, seed)
+                            for s, t in variants}
+                fns = {f"{s}-{t}": _timed(tr, its[shape], t) for (s, t), tr in trainers.items()}
+                times, _ = interleaved(fns, repeats, seed)
+                for (s, t), tr in trainers.items():
                     sec = times[f"{s}-{t}"] / its[shape]
                     ms = 1e3 * float(np.median(sec))
-                    fl = floors[t]
-                    rows.append({"shape": shape, "rows": SHAPES[shape][0] + SHAPES[shape][1],
-                                 "bits": m, "method": method, "step": s, "threads": t,
-                                 "ms_per_iteration": ms, "ms_best": 1e3 * float(sec.min()),
-                                 "speedup": float(np.median(ref / times[f"{s}-{t}"])),
-                                 **fl, "over_limit": ms / fl["limit_ms"]})
+                    full, moments = _replayed(tr) if s == "exact" else (0.0, 0.0)
+                    touched = float(np.mean([len(np.unique(x)) for x in
+                                             (tr.step.users, tr.step.items)]) * 2) \
+                        if s in ("exact", "lazy") else float(n_rows)
+                    lim = _limit(s, floors[t], touched, full, moments, t)
+                    ref = times.get("autograd-1")
+                    rows.append({
+                        "shape": shape, "rows": n_rows, "bits": m, "method": method,
+                        "step": s, "threads": t, "ms_per_iteration": ms,
+                        "ms_best": 1e3 * float(sec.min()),
+                        "vs_dense": float(np.median(times[f"dense-{t}"] / times[f"{s}-{t}"])),
+                        "speedup": (float(np.median(ref / times[f"{s}-{t}"]))
+                                    if ref is not None else float("nan")),
+                        "full_rows_per_step": full, "moment_rows_per_step": moments,
+                        "touched_rows_per_step": touched,
+                        **floors[t], **lim, "over_limit": ms / lim["limit_ms"]})
     info = {"machine": machine_info(), "repeats": repeats, "iterations": its, "seed": seed,
-            "batch_size": 400}
+            "batch_size": 400, "steps": [s for s in STEPS if s in steps or s == "dense"]}
     return TrainBench(rows, info)
+
+
+def load(path) -> dict:
+    """A benchmark written by ``phd bench --train --out``: ``{"provenance", "rows", "run"}``.
+
+    ``ValueError`` naming the file and what is wrong when it is not such a file.
+    """
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable training benchmark ({exc})") from None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise ValueError(f"{path}: not written by phd bench --train --out (format {FORMAT!r})")
+    rows = obj.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{path}: field 'rows' must be a non-empty list of rows")
+    for i, r in enumerate(rows):
+        missing = [k for k in ROW_KEYS if not isinstance(r, dict) or k not in r]
+        if missing:
+            raise ValueError(f"{path}: row {i} lacks {missing}")
+        if r["step"] not in STEPS or r["shape"] not in SHAPES:
+            raise ValueError(f"{path}: row {i}: step {r['step']!r} or shape {r['shape']!r} "
+                             f"is not one of {list(STEPS)} / {sorted(SHAPES)}")
+    return {"provenance": obj.get("provenance", {}), "rows": pd.DataFrame(rows),
+            "run": obj.get("_run", {})}
 
 
 def report(res: TrainBench) -> str:
     """The benchmark as a plain-text table."""
     df = res.table()
-    cols = ["shape", "bits", "method", "step", "threads", "ms_per_iteration", "speedup",
-            "limit_ms", "over_limit", "traffic_ms", "arithmetic_ms", "adam_pass_ms",
-            "subnormal_ms", "flushed_ms", "bandwidth_gbs"]
+    cols = ["shape", "bits", "method", "step", "threads", "ms_per_iteration", "vs_dense",
+            "speedup", "limit_ms", "over_limit", "limit_traffic_ms", "limit_arithmetic_ms",
+            "full_rows_per_step", "adam_pass_ms", "subnormal_ms", "flushed_ms",
+            "bandwidth_gbs"]
     return df[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}")

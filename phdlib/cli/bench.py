@@ -9,18 +9,22 @@ from .options import (SEED, add_json_flag, dump_json, fail, int_in, output_file_
 
 def _bench_train(args, log) -> int:
     from ..bench import train
+    from ..studies.scale import provenance
 
     try:
         res = train.run(shapes=args.shape or tuple(train.SHAPES), threads=args.threads,
-                        repeats=args.repeats or 5, seed=args.seed, log=log)
+                        repeats=args.repeats or 5, seed=args.seed, steps=args.step or train.STEPS,
+                        log=log)
     except (ValueError, MemoryError) as exc:
         return fail(str(exc), 2)
+    out = {"format": train.FORMAT, "version": 1, "provenance": provenance(args.command_line),
+           **res.to_json()}
     if args.out:
         from ..io import write_json
 
-        write_json(args.out, res.to_json())
+        write_json(args.out, out)
     if args.json:
-        dump_json(res.to_json())
+        dump_json(out)
     else:
         print(train.report(res))
     return 0
@@ -158,11 +162,15 @@ def register(sub) -> None:
                    help="a timing sample averages back-to-back calls up to this long "
                         "(default: the profile's; 0: single calls)")
     p.add_argument("--train", action="store_true",
-                   help="instead: the VH / VH_PHD training step, fused and autograd, ms per "
-                        "iteration beside the memory-traffic and arithmetic limits, at ML-1M's "
-                        "and Amazon's shapes, 32 and 64 bits")
-    p.add_argument("--shape", action="append", choices=["ml-1m", "amazon"], default=None,
-                   help="with --train: a shape to measure (repeatable; default both)")
+                   help="instead: the VH / VH_PHD training step (autograd; fused with the dense "
+                        "Adam pass, the exact sparse update and lazy Adam), ms per iteration "
+                        "beside each design's limit, at ML-1M's, ML-10M's and Amazon's shapes, "
+                        "32 and 64 bits")
+    p.add_argument("--shape", action="append", choices=["ml-1m", "ml-10m", "amazon"],
+                   default=None, help="with --train: a shape to measure (repeatable; default all)")
+    p.add_argument("--step", action="append", choices=["autograd", "dense", "exact", "lazy"],
+                   default=None, help="with --train: a step to time (repeatable; default all; "
+                   "the dense step is always timed, as the reference)")
     p.add_argument("--serving", action="store_true",
                    help="instead: PHD top-k served by BinaryIndex, faiss (flat, HNSW, IVF on "
                         "padded codes), phdlib's IVF on the native codes and Milvus Lite: "

@@ -17,7 +17,7 @@ def _scale(args) -> int:
     for d in datasets:
         if d not in known:
             return fail(f"--dataset {d!r}: unknown dataset; expected one of {', '.join(known)}")
-    names = args.method or methods.names()
+    names = args.method or methods.names(variant=False)
     for m in names:
         if m not in methods.names():
             return fail(f"--method {m!r}: unknown method; expected one of "

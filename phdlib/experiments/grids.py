@@ -60,6 +60,9 @@ FIGURE_METHODS = ["cccf", "dcf", "vh", "vh-phd", "mf"]
 #: Methods of the chapter "Does the gain travel?": each learner for Hamming, for PHD, and
 #: with a per-user offset in training (VH and DCF).
 TRAVEL_METHODS = ["vh", "vh-phd", "vh-bias", "dcf", "dcf-phd", "dcf-bias"]
+#: Methods of the section on lazy Adam (chapter "Cost at scale"): VH and VH_PHD with the
+#: paper's dense Adam and with lazy Adam.
+LAZY_METHODS = ["vh", "vh-phd", "vh-lazy", "vh-phd-lazy"]
 #: The four (train, eval) sampling combinations of Figure 4.
 SAMPLINGS = [
     ("stochastic", "deterministic"),
@@ -159,7 +162,8 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
     (Figure 4: VH_PHD at 64 bits, four sampling combinations), ``convergence``
     (Figure 5: VH and VH_PHD at 64 bits), ``protocol`` (the chapter on the
     protocol: the Table 1 cells), ``travel`` (the chapter "Does the gain
-    travel?": :data:`TRAVEL_METHODS`, 32 and 64 bits). seeds: model seeds
+    travel?": :data:`TRAVEL_METHODS`, 32 and 64 bits), ``lazy`` (the chapter
+    "Cost at scale": :data:`LAZY_METHODS`, 32 and 64 bits). seeds: model seeds
     0..seeds-1.
     """
     parts = list(parts)
@@ -171,13 +175,15 @@ def plan(dataset: str | list[str], profile: str = "full", seeds: int = 1,
     sd = list(range(seeds))
     blocks = []
     if "table1" in parts or "protocol" in parts:
-        blocks.append(Block(methods.names(), [32, 64], sd, part="table1"))
+        blocks.append(Block(methods.names(variant=False), [32, 64], sd, part="table1"))
     if "vh" in parts:
         blocks.append(Block(["vh", "vh-phd"], [32, 64], sd, part="vh"))
         blocks.append(Block(["vh-bias"], [32, 64], [0], part="vh"))  # one grid with VH's
 
     if "travel" in parts:
         blocks.append(Block(TRAVEL_METHODS, [32, 64], sd, part="travel"))
+    if "lazy" in parts:
+        blocks.append(Block(LAZY_METHODS, [32, 64], sd, part="lazy"))
     if "users" in parts:
         blocks.append(Block(FIGURE_METHODS, [64], sd, part="users"))
     if "convergence" in parts:

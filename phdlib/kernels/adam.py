@@ -418,3 +418,12 @@ def adam_touched(p, m, v, rows, g, slot, acc, last, t, c1, b2, c2, bc2s, nss, ep
             p[r, j] = p[r, j] + n * mm / (sqrt32(vv) / a + eps)
         slot[r] = -1
         last[r] = t
+
+
+@nb.njit(error_model="numpy", cache=True)
+def decay_probe(m, v, steps, c1, b2, c2):
+    """:func:`_decay` of every row of ``m, v`` (float32 ``(r, d)``, small enough for the
+    L1 cache) over ``steps`` steps: the time per row-step is the floor of the replayed
+    steps that move only the moments."""
+    for r in range(m.shape[0]):
+        _decay(m[r], v[r], steps, c1, b2, c2)

@@ -89,10 +89,12 @@ def get(name: str) -> Method:
 
 
 def names(ranks_by: str | None = None, learns_codes: bool | None = None,
-          in_paper: bool | None = None) -> list[str]:
+          in_paper: bool | None = None, variant: bool | None = None) -> list[str]:
     """Registered names (registry order) whose method matches every given property.
 
-    ``names(in_paper=True)``: the paper's Table 1 methods in its order;
+    ``names(variant=False)``: Table 1's catalogue (no method that is a variant of
+    another, :attr:`Method.variant_of`); ``names(in_paper=True)``: the paper's
+    Table 1 methods in its order;
     ``names(ranks_by="hamming")``: the Hamming methods; ``names(learns_codes=True,
     in_paper=True)`` minus PHD: the paper's hashing baselines.
     """
@@ -106,6 +108,8 @@ def names(ranks_by: str | None = None, learns_codes: bool | None = None,
         if learns_codes is not None and m.learns_codes != learns_codes:
             continue
         if in_paper is not None and m.in_paper != in_paper:
+            continue
+        if variant is not None and (m.variant_of is not None) != variant:
             continue
         out.append(n)
     return out

@@ -83,7 +83,9 @@ class Method:
     Attributes: ``name`` (registry name), ``label`` (short display name, as in
     the paper's tables), ``description`` (one line), ``ranks_by``
     (:data:`phdlib.methods.fitted.RANKS`), ``learns_codes`` (binary codes: a hashing method),
-    ``in_paper`` (reported in the paper's Table 1), ``model``
+    ``in_paper`` (reported in the paper's Table 1), ``variant_of`` (the
+    method it changes in one respect for one question of the book, such as
+    its optimiser; None: a method of Table 1's catalogue), ``model``
     (the :class:`Fitted` subclass its arrays rebuild into), ``parallel_grid``
     (its tuning points are independent, so a grid may train them in
     parallel as runs of their own; False when :meth:`fit_grid` shares work).
@@ -106,6 +108,8 @@ class Method:
     ranks_by: str = "score"
     learns_codes: bool = False
     in_paper: bool = False
+    #: the method this one changes in one respect (not in Table 1's catalogue); None: none
+    variant_of: str | None = None
     model: type[Fitted] = Fitted
     parallel_grid: bool = True
     #: rough relative training cost of one run (the grid runner starts costly cells first)

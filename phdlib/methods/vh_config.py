@@ -88,9 +88,29 @@ CONFIG_SPEC = S.ConfigSpec(
 )
 
 
+#: The optimisers a config may name (key ``adam``, declared by :data:`LAZY_CONFIG_SPEC`
+#: only): ``"dense"``, the paper's Adam, which decays every row every step (a config
+#: without the key means it, so that the paper's methods keep their run keys), and
+#: ``"lazy"``, Adam on the rows a batch touches only.
+ADAMS = ("dense", "lazy")
+
+#: The config of the lazy-Adam variants: VH's, and the key ``adam``.
+LAZY_CONFIG_SPEC = S.ConfigSpec(
+    hyper={**CONFIG_SPEC.hyper,
+           "adam": S.choice(*ADAMS, doc="Adam on every row every step (dense) or on the "
+                                        "batch's rows only (lazy)")},
+    tuning=CONFIG_SPEC.tuning, evaluation=CONFIG_SPEC.evaluation,
+)
+
+
 def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
-                   user_bias: bool = False) -> dict:
-    """The full default config of the model (every knob of :func:`phdlib.methods.vh.fit`)."""
+                   user_bias: bool = False, adam: str = "dense") -> dict:
+    """The full default config of the model (every knob of :func:`phdlib.methods.vh.fit`).
+
+    adam: ``"lazy"`` adds the key ``adam`` (:data:`ADAMS`); ``"dense"`` leaves it out.
+    """
+    if adam not in ADAMS:
+        raise ValueError(f"adam must be one of {ADAMS}, got {adam!r}")
     if distance not in DISTANCE_NAMES:
         raise ValueError(f"distance must be one of {DISTANCE_NAMES}, got {distance!r}")
     name = "vh-phd" if distance == "phd" else "vh-bias" if user_bias else "vh"
@@ -106,6 +126,8 @@ def default_config(distance: str, dataset: str = "ml-1m", bits: int = 64,
         "ties": "expected", "discount": "paper", "device": "auto", "impl": IMPL,
     }
     cfg.update(BUDGET)
+    if adam != "dense":
+        cfg["adam"] = adam
     return cfg
 
 
@@ -130,6 +152,8 @@ def check_config(cfg: dict) -> None:
             raise ValueError(f"config {key!r} must be a positive {kind}, got {v!r}")
 
     choice("distance", DISTANCE_NAMES)
+    if "adam" in cfg:
+        choice("adam", ADAMS)
     choice("train_sampling", SAMPLINGS)
     choice("eval_sampling", SAMPLINGS)
     choice("target_map", TARGET_MAPS)

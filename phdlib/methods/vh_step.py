@@ -18,6 +18,7 @@ import torch
 
 from ..kernels import adam as A
 from ..kernels import vh as K
+from .vh_config import ADAMS
 from .vh_model import VHModel, kl_bernoulli_half, make_adam, rating_target
 
 #: Adam's constants (PyTorch's defaults, as the released code's TF1 Adam).
@@ -91,10 +92,6 @@ ROWS = ("auto", "touched", "all")
 #: ML-1M's shape, a row touched every ~12 steps, the sparse update was 1.1 times the
 #: dense pass; at Amazon's, every ~360 steps, a third of it).
 SPARSE_GAP = 64
-#: The optimiser's semantics (config key ``adam`` of the lazy methods): ``"dense"``,
-#: the paper's (TF1's Adam decays every row every step), or ``"lazy"`` (only the rows a
-#: batch touches change: TensorFlow's LazyAdam).
-ADAMS = ("dense", "lazy")
 
 
 class _Constants:

@@ -116,7 +116,7 @@ def item_mean_rank(seed0: Mapping, widths: Iterable[int] | None = None,
 
     seed0: ``{(method, bits): Run}``; hashing: the code-learning methods it
     is set against (default: every registered one,
-    ``methods.names(learns_codes=True)``, of those stored). Returns one row
+    ``methods.names(learns_codes=True, variant=False)``, of those stored). Returns one row
     per (bits, metric), index ``bits, metric`` (metric keys); columns
     ``reference`` (the item-mean value, 0..1), ``beaten`` (how many hashing
     methods score below it), ``hashing methods`` (how many were compared),
@@ -124,7 +124,8 @@ def item_mean_rank(seed0: Mapping, widths: Iterable[int] | None = None,
     and ``below`` (labels of the beaten methods, comma-separated, ``""`` if
     none). A width without the reference run is left out.
     """
-    hashing = list(methods.names(learns_codes=True) if hashing is None else hashing)
+    hashing = list(methods.names(learns_codes=True, variant=False) if hashing is None
+                   else hashing)
     rows = []
     for b in _widths(seed0, widths):
         if (reference, b) not in seed0:

@@ -6,7 +6,7 @@ are :func:`phdlib.report.comparison`'s layout for that width.
 :func:`format_table1` lays it out for display and :func:`table1_findings`
 states, computed, where it agrees with the paper's findings (Section 5.4).
 The method lists come from the registry: the paper's methods
-(``methods.names(in_paper=True)``), our additions (``methods.names(in_paper=False)``)
+(``methods.names(in_paper=True)``), our additions (``methods.names(in_paper=False, variant=False)``)
 and the Hamming baselines (:func:`phdlib.methods.hashing_baselines`).
 """
 from __future__ import annotations
@@ -104,7 +104,8 @@ def table1(runs: dict, dataset: str, bits: int, alpha: float = 0.05,
     ``hamming`` override the registry's lists (None: the registry's).
     """
     paper_methods = list(methods.names(in_paper=True) if paper_methods is None else paper_methods)
-    additions = list(methods.names(in_paper=False) if additions is None else additions)
+    additions = list(methods.names(in_paper=False, variant=False) if additions is None
+                     else additions)
     hamming = list(methods.hashing_baselines() if hamming is None else hamming)
     groups = by_method(runs, bits=bits)
     rows = paper_methods + additions

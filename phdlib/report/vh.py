@@ -268,6 +268,8 @@ def step_table(steps: pd.DataFrame) -> pd.DataFrame:
     the floor (ms) and the ratio to it (``1.5×``), memory bandwidth (GB/s) and
     the dense Adam pass with 15% subnormal rows, as is and flushed (ms)."""
 
+    names = {"autograd": "autograd", "dense": "fused, dense Adam",
+             "exact": "fused, exact sparse Adam", "lazy": "fused, lazy Adam"}
     out = pd.DataFrame({
         "ms / iteration": steps["ms_per_iteration"].astype(float).to_numpy(),
         "speedup": [f"{v:.1f}×" for v in steps["speedup"]],
@@ -277,7 +279,7 @@ def step_table(steps: pd.DataFrame) -> pd.DataFrame:
         "subnormal Adam (ms)": steps["subnormal_ms"].astype(float).to_numpy(),
         "flushed Adam (ms)": steps["flushed_ms"].astype(float).to_numpy(),
     }, index=pd.MultiIndex.from_arrays(
-        [[label(m) for m in steps["method"]], list(steps["step"]),
+        [[label(m) for m in steps["method"]], [names.get(s, s) for s in steps["step"]],
          steps["threads"].astype(int).to_numpy()], names=["method", "step", "threads"]))
     return out
 

@@ -29,7 +29,7 @@ __all__ = ["tunable", "compare", "save", "load"]
 def tunable(dataset: str, bits: int = 64) -> list[str]:
     """The registered methods whose default config tunes a grid (registry order)."""
     out = []
-    for n in methods.names():
+    for n in methods.names(variant=False):
         cfg = methods.resolve_config(n, dataset, bits)
         if methods.get(n).tunes(cfg, bits):
             out.append(n)

@@ -1,0 +1,79 @@
+"""The training-step benchmark (``phd bench --train``) for reading: a table and findings.
+
+From the rows of :func:`phdlib.bench.train.run` (a recorded file's or a live
+run's): :func:`steps_frame` lays them out per shape, width, method, step and
+thread count with each design's limit, and :func:`findings` says in
+sentences, computed from the numbers, how the exact sparse step compares
+with the dense one at each shape and how close each comes to its limit.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import methods
+
+__all__ = ["STEP_LABELS", "SHAPE_LABELS", "steps_frame", "findings"]
+
+#: How the steps are named on the page.
+STEP_LABELS = {"autograd": "autograd", "dense": "dense Adam", "exact": "exact sparse Adam",
+               "lazy": "lazy Adam"}
+#: How the shapes are named on the page.
+SHAPE_LABELS = {"ml-1m": "ML-1M", "ml-10m": "ML-10M", "amazon": "Amazon"}
+
+
+def steps_frame(rows: list[dict] | pd.DataFrame) -> pd.DataFrame:
+    """Rows (shape, bits, method label, step label, threads); columns ms per iteration,
+    the dense step's time over this one's (same threads), the design's limit (ms), the
+    ratio to it and the row-steps replayed in full per step (exact step only)."""
+    df = pd.DataFrame(rows)
+    out = pd.DataFrame({
+        "ms / iteration": df["ms_per_iteration"].astype(float).to_numpy(),
+        "dense ÷ this": [f"{v:.2f}×" for v in df["vs_dense"]],
+        "limit (ms)": df["limit_ms"].astype(float).to_numpy(),
+        "× limit": [f"{v:.1f}×" for v in df["over_limit"]],
+        "rows replayed in full / step": [f"{v:,.0f}" if s == "exact" else "–"
+                                         for v, s in zip(df["full_rows_per_step"], df["step"])],
+    }, index=pd.MultiIndex.from_arrays(
+        [[SHAPE_LABELS.get(s, s) for s in df["shape"]], df["bits"].astype(int).to_numpy(),
+         [methods.label(m) for m in df["method"]], [STEP_LABELS.get(s, s) for s in df["step"]],
+         df["threads"].astype(int).to_numpy()],
+        names=["shape", "bits", "method", "step", "threads"]))
+    return out
+
+
+def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int = 64) -> list[str]:
+    """The benchmark's findings for ``method`` at ``bits``: the exact step against the
+    dense one per shape and thread count, and the exact step against its own limit."""
+    df = pd.DataFrame(rows)
+    df = df[(df["method"] == method) & (df["bits"] == bits)]
+    out = []
+    exact = df[df["step"] == "exact"]
+    if len(exact):
+        parts = []
+        for _, r in exact.iterrows():
+            d = df[(df["shape"] == r["shape"]) & (df["step"] == "dense")
+                   & (df["threads"] == r["threads"])]
+            if not len(d):
+                continue
+            parts.append(f"{r['vs_dense']:.2f} times as fast at the {SHAPE_LABELS.get(r['shape'], r['shape'])} "
+                         f"shape on {int(r['threads'])} thread{'s' if r['threads'] > 1 else ''} "
+                         f"({r['ms_per_iteration']:.2f} ms against {float(d['ms_per_iteration'].iloc[0]):.2f})")
+        if parts:
+            out.append(f"For {methods.label(method)} at {bits} bits the exact sparse step, the "
+                       "same parameters bit for bit, runs " + "; ".join(parts) + ".")
+        one = exact[exact["threads"] == 1]
+        if len(one):
+            r = one.loc[one["rows"].idxmax()]
+            out.append(
+                f"At the largest shape it replays {r['full_rows_per_step']:,.0f} rows in full "
+                f"per step (a touched row keeps moving on its first moment for about "
+                f"{r['full_rows_per_step'] / max(r['touched_rows_per_step'], 1):.0f} steps "
+                f"before its update falls below half the spacing of float32 numbers at its "
+                f"parameters); that arithmetic and the touched rows' bytes put its limit at "
+                f"{r['limit_ms']:.2f} ms, and it runs at {r['over_limit']:.1f} times that.")
+    lazy = df[(df["step"] == "lazy") & (df["threads"] == 1)]
+    if len(lazy):
+        r = lazy.loc[lazy["rows"].idxmax()]
+        out.append(f"Lazy Adam, which moves the touched rows only, runs {r['vs_dense']:.1f} times "
+                   f"as fast as the dense step there, on one thread.")
+    return out
