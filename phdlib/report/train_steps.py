@@ -64,13 +64,16 @@ def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int 
         one = exact[exact["threads"] == 1]
         if len(one):
             r = one.loc[one["rows"].idxmax()]
+            per = r["full_rows_per_step"] / max(r["touched_rows_per_step"], 1)
             out.append(
-                f"At the largest shape it replays {r['full_rows_per_step']:,.0f} rows in full "
-                f"per step (a touched row keeps moving on its first moment for about "
-                f"{r['full_rows_per_step'] / max(r['touched_rows_per_step'], 1):.0f} steps "
-                f"before its update falls below half the spacing of float32 numbers at its "
-                f"parameters); that arithmetic and the touched rows' bytes put its limit at "
-                f"{r['limit_ms']:.2f} ms, and it runs at {r['over_limit']:.1f} times that.")
+                f"At the {SHAPE_LABELS.get(r['shape'], r['shape'])} shape it replays "
+                f"{r['full_rows_per_step']:,.0f} row-steps in full per step, about {per:.0f} "
+                f"for each row a step touches: a row goes on moving on its first moment "
+                f"until its update falls below half the spacing of float32 numbers at its "
+                f"parameters or the row is touched again, whichever comes first. That "
+                f"arithmetic and the touched rows' bytes put its limit at "
+                f"{r['limit_ms']:.2f} ms a step, and it runs at {r['over_limit']:.1f} times "
+                f"that.")
     lazy = df[(df["step"] == "lazy") & (df["threads"] == 1)]
     if len(lazy):
         r = lazy.loc[lazy["rows"].idxmax()]

@@ -1,0 +1,102 @@
+"""The lazy-Adam comparison (studies.lazy, report.lazy) and the training-step report, on
+hand-made runs and rows; the recorded training-benchmark file's checks."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_report_helpers import make_run
+
+from phdlib.bench import train as train_bench
+from phdlib.report import lazy as rlazy
+from phdlib.report import train_steps as rsteps
+from phdlib.studies import lazy
+
+LEVELS = {"vh": .70, "vh-lazy": .66, "vh-phd": .75, "vh-phd-lazy": .75}
+
+
+def _runs(levels=LEVELS, seeds=(0, 1, 2)):
+    out = {}
+    for m, mu in levels.items():
+        for b in (32, 64):
+            out[(m, b)] = [make_run(m, b, s, {"ndcg@5": mu, "ndcg@10": mu + .02, "mrr": mu - .01})
+                           for s in seeds]
+    return out
+
+
+def test_arms_and_tests_find_a_loss_for_vh_and_none_for_vh_phd():
+    runs = _runs()
+    t = lazy.arms_table(runs)
+    assert len(t) == 8 and set(t["adam"]) == {"dense", "lazy"}
+    assert list(t[t.bits == 32]["method"]) == ["vh", "vh-lazy", "vh-phd", "vh-phd-lazy"]
+    tests = lazy.lazy_tests(runs)
+    nd = tests[tests.metric == "ndcg@10"].set_index(["bits", "method"])
+    assert (nd.loc[(32, "vh"), "verdict"] == "dense better") and nd.loc[(32, "vh"), "mean_diff"] < -.03
+    assert nd.loc[(64, "vh-phd"), "verdict"] == "no significant difference"
+    g = lazy.gain_table(t)
+    assert set(g["adam"]) == {"dense", "lazy"}
+    np.testing.assert_allclose(g["gain"], g["vh-phd"] - g["vh"])
+    lines = rlazy.findings(tests, g, pd.DataFrame())
+    assert lines[0].startswith("Lazy Adam makes it worse for VH:")
+    assert lines[1].startswith("Lazy Adam does not change it significantly for VH_PHD")
+    assert "so lazy Adam is the default nowhere" in rlazy.default_line(tests)
+    same = lazy.lazy_tests(_runs({"vh": .7, "vh-lazy": .7}))
+    assert "eligible" in rlazy.default_line(same)
+    shown, bold = rlazy.arms_frame(t)
+    assert bold.loc[(32, "VH")].all() and not bold.loc[(32, "VH, lazy Adam (ours)")].any()
+    assert len(rlazy.tests_frame(tests)) == 12
+    with pytest.raises(ValueError, match="no runs of VH"):
+        lazy.arms_table({("dcf", 32): runs[("vh", 32)]})
+
+
+def test_by_activity_splits_users_into_quartiles_of_training_ratings():
+    runs = _runs()
+    n_users = len(runs[("vh", 32)][0].per_user)
+    counts = np.arange(1, n_users + 1)
+    train = NS(user=np.repeat(np.arange(n_users), counts))
+    act = lazy.by_activity(runs, train)
+    assert len(act) == 2 * 2 * 4 and set(act["quartile"]) == {1, 2, 3, 4}
+    a = act[(act.bits == 32) & (act.method == "vh")]
+    assert a["users"].sum() == n_users and a.iloc[0]["ratings"] == f"1-{n_users // 4}"
+    assert (a["diff"] < 0).all()
+    line = rlazy.findings(lazy.lazy_tests(runs), pd.DataFrame(), act)[-1]
+    assert line.startswith("Lazy Adam costs most among") and "of the 4 comparisons" in line
+    assert rlazy.activity_frame(act).shape == (4, 4)
+
+
+def _row(shape, step, threads, ms, vs, **kw):
+    return {"shape": shape, "rows": {"ml-1m": 9300, "amazon": 287589}[shape], "bits": 64,
+            "method": "vh-phd", "step": step, "threads": threads, "ms_per_iteration": ms,
+            "vs_dense": vs, "limit_ms": kw.get("limit", ms / 1.5), "over_limit": 1.5,
+            "full_rows_per_step": kw.get("full", 0.0), "touched_rows_per_step": kw.get("touched", 0.0)}
+
+
+def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
+    rows = [_row("amazon", "dense", 1, 17.0, 1.0), _row("amazon", "exact", 1, 5.0, 3.4,
+                                                        full=100_000, touched=800),
+            _row("amazon", "lazy", 1, 0.9, 19.0, touched=800), _row("ml-1m", "dense", 1, .6, 1.0)]
+    lines = rsteps.findings(rows)
+    assert "3.40 times as fast at the Amazon shape on 1 thread (5.00 ms against 17.00)" in lines[0]
+    assert "100,000 row-steps in full per step, about 125" in lines[1]
+    assert lines[2].startswith("Lazy Adam, which moves the touched rows only, runs 19.0 times")
+    assert rsteps.steps_frame(rows).shape == (4, 5)
+    good = tmp_path / "steps.json"
+    good.write_text(json.dumps({"format": train_bench.FORMAT, "provenance": {"command": "x"},
+                                "rows": rows, "_run": {"repeats": 3}}))
+    rec = train_bench.load(good)
+    assert len(rec["rows"]) == 4 and rec["run"]["repeats"] == 3
+    bad = tmp_path / "bad.json"
+    for obj, msg in [({"format": "other"}, "not written by phd bench --train"),
+                     ({"format": train_bench.FORMAT, "rows": []}, "non-empty list"),
+                     ({"format": train_bench.FORMAT, "rows": [{"shape": "amazon"}]}, "row 0 lacks"),
+                     ({"format": train_bench.FORMAT, "rows": [dict(rows[0], step="turbo")]},
+                      "step 'turbo'")]:
+        bad.write_text(json.dumps(obj))
+        with pytest.raises(ValueError, match=msg):
+            train_bench.load(bad)
+    bad.write_text("{")
+    with pytest.raises(ValueError, match="not a readable training benchmark"):
+        train_bench.load(bad)
