@@ -222,9 +222,13 @@ def findings(rows: pd.DataFrame, target: float = 0.95) -> list[str]:
                        f"the exact scan's), using {r['memory_mb']:,.1f} MB and {r['build_s']:,.1f} s "
                        f"to build.")
         else:
-            best = rows[rows["engine"] == eng]["recall"].max()
-            out.append(f"{lab} does not reach recall {target} at any measured setting "
-                       f"(best {best:.3f}).")
+            g = rows[rows["engine"] == eng]
+            b = g.loc[g["recall"].idxmax()]
+            out.append(f"{lab} does not reach recall {target} at any measured setting: its best, "
+                       f"{b['recall']:.3f}, comes with {b['qps']:,.0f} queries per second "
+                       f"({_times(b['qps'] / exact['qps'])} the exact scan's), from "
+                       f"{b['memory_mb']:,.1f} MB ({_times(b['memory_mb'] / exact['memory_mb'])} "
+                       f"the exact scan's) and {b['build_s']:,.0f} s to build.")
     return out
 
 
