@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 from phdlib.bench.train import SHAPES  # noqa: E402
 from phdlib.kernels import adam as A  # noqa: E402
+from phdlib.kernels import adam_replay as R  # noqa: E402
 from phdlib.kernels import fpenv  # noqa: E402
 from phdlib.methods import vh, vh_step  # noqa: E402
 
@@ -59,7 +60,7 @@ def test_replay_of_untouched_rows_equals_the_dense_pass_bit_for_bit(flush, start
     last = np.full(24, start - 1, np.int64)
     with fpenv.flush_denormals(flush):
         _dense_steps(*want, c, start, start + gap - 1)
-        full, missed = A.catch_up(*got, last, np.arange(24, dtype=np.int64), start + gap - 1,
+        full, missed = R.catch_up(*got, last, np.arange(24, dtype=np.int64), start + gap - 1,
                                   *c.tables())
     assert missed == 24 * gap and (last == start + gap - 1).all()
     for a, b in zip(want, got):
@@ -76,8 +77,8 @@ def test_catch_up_all_on_two_threads_equals_one_thread_and_the_dense_pass():
     one = [x.copy() for x in (p0, m0, v0)] + [last0.copy()]
     two = [x.copy() for x in (p0, m0, v0)] + [last0.copy()]
     with fpenv.flush_denormals(True):
-        A.catch_up_all(*one, 750, *c.tables(), 1, True)
-        A.catch_up_all(*two, 750, *c.tables(), 2, True)
+        R.catch_up_all(*one, 750, *c.tables(), 1, True)
+        R.catch_up_all(*two, 750, *c.tables(), 2, True)
         ref = [x.copy() for x in (p0, m0, v0)]
         for r in range(200):   # each row's own gap, through the dense pass on that row alone
             rows = [x[r:r + 1] for x in ref]

@@ -85,6 +85,8 @@ def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
     slow = rsteps.findings(rows + [_row("ml-1m", "exact", 1, .7, .86)])
     assert "(ML-1M), replaying the missed steps costs more" in slow[1]
     assert rsteps.steps_frame(rows).shape == (4, 5)
+    one = rsteps.steps_frame(rows, method="vh-phd", bits=64)
+    assert one.index.names == ["shape", "step", "threads"] and len(one) == 4
     good = tmp_path / "steps.json"
     good.write_text(json.dumps({"format": train_bench.FORMAT, "provenance": {"command": "x"},
                                 "rows": rows, "_run": {"repeats": 3}}))

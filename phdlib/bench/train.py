@@ -26,7 +26,7 @@ Each design has its own limit, measured in the same run on this machine:
   the untouched rows missed, counted in the timed steps themselves: the
   row-steps replayed in full (until a row's parameters settle) at the
   arithmetic floor per row, and the others (moments only) at the floor of
-  :func:`phdlib.kernels.adam.decay_probe`;
+  :func:`phdlib.kernels.adam_replay.decay_probe`;
 - **lazy**: the bytes and the arithmetic of the touched rows.
 
 ``adam_pass_ms`` is the dense Adam pass of the fused step alone on arrays of
@@ -57,6 +57,7 @@ from ..paper import dataset_shape
 from .. import methods
 from ..methods import vh
 from ..kernels import adam as A
+from ..kernels import adam_replay as R
 from ..kernels import fpenv
 
 #: (users, items, ratings) of the benchmark's shapes, from the one declaration of
@@ -168,7 +169,7 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
     dv = np.full((blk, bits), 1e-6, np.float32)
     decay_steps = 4096
     with fpenv.flush_denormals(True):   # as training runs: a decayed moment flushes to zero
-        A.decay_probe(dm.copy(), dv.copy(), 8, consts[0], consts[1], consts[2])
+        R.decay_probe(dm.copy(), dv.copy(), 8, consts[0], consts[1], consts[2])
     mem, arith, dense, slow, fast, decay = [], [], [], [], [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -186,7 +187,7 @@ def _floors(rows: int, bits: int, batch: int, threads: int, repeats: int) -> dic
         dm[:], dv[:] = 1e-3, 1e-6
         with fpenv.flush_denormals(True):
             t4 = time.perf_counter()
-            A.decay_probe(dm, dv, decay_steps, consts[0], consts[1], consts[2])
+            R.decay_probe(dm, dv, decay_steps, consts[0], consts[1], consts[2])
             decay.append((time.perf_counter() - t4) / (blk * decay_steps))
     dense_bytes = 6 * 4 * n                 # p, m, v: read and written once
     batch_bytes = 12 * 4 * batch * bits     # rows gathered, probabilities, thresholds, gradients

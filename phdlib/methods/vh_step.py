@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..kernels import adam as A
+from ..kernels import adam_replay as R
 from ..kernels import vh as K
 from .vh_config import ADAMS
 from .vh_model import VHModel, kl_bernoulli_half, make_adam, rating_target
@@ -137,7 +138,7 @@ class _AdamState:
     rows; the others brought up to date when read: the same numbers) or
     ``"lazy"`` (the batch's rows only, ever). ``last[r]``: the step row ``r``
     is up to date with (``"touched"``); ``full`` and ``missed``: the row-steps
-    it has replayed in full and in all (:func:`phdlib.kernels.adam.catch_up`).
+    it has replayed in full and in all (:func:`phdlib.kernels.adam_replay.catch_up`).
     """
 
     def __init__(self, param: torch.Tensor, batch_size: int, mode: str):
@@ -159,10 +160,10 @@ class _AdamState:
         if self.mode != "touched":
             return
         if threads > 1:
-            self._count(A.catch_up_parallel(self.p, self.m, self.v, self.last, np.unique(rows),
+            self._count(R.catch_up_parallel(self.p, self.m, self.v, self.last, np.unique(rows),
                                             t - 1, *c.tables(), threads, flush))
         else:
-            self._count(A.catch_up(self.p, self.m, self.v, self.last, rows, t - 1, *c.tables()))
+            self._count(R.catch_up(self.p, self.m, self.v, self.last, rows, t - 1, *c.tables()))
 
     def step(self, rows, grad, t: int, c: _Constants, threads: int, flush: bool) -> None:
         """Step ``t`` from the batch's rows ``rows`` and their gradients ``grad``."""
@@ -180,7 +181,7 @@ class _AdamState:
     def sync(self, t: int, c: _Constants, threads: int, flush: bool) -> None:
         """Bring every row up to date with step ``t``."""
         if self.mode == "touched":
-            self._count(A.catch_up_all(self.p, self.m, self.v, self.last, t, *c.tables(),
+            self._count(R.catch_up_all(self.p, self.m, self.v, self.last, t, *c.tables(),
                                        threads, flush))
 
 

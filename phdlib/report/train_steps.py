@@ -21,23 +21,32 @@ STEP_LABELS = {"autograd": "autograd", "dense": "dense Adam", "exact": "exact sp
 SHAPE_LABELS = {"ml-1m": "ML-1M", "ml-10m": "ML-10M", "amazon": "Amazon"}
 
 
-def steps_frame(rows: list[dict] | pd.DataFrame) -> pd.DataFrame:
-    """Rows (shape, bits, method label, step label, threads); columns ms per iteration,
+def steps_frame(rows: list[dict] | pd.DataFrame, method: str | None = None,
+                bits: int | None = None) -> pd.DataFrame:
+    """Rows (shape, [bits, method label,] step label, threads); columns ms per iteration,
     the dense step's time over this one's (same threads), the design's limit (ms), the
-    ratio to it and the row-steps replayed in full per step (exact step only)."""
+    ratio to it and the row-steps replayed in full per step (exact step only). ``method``,
+    ``bits``: keep only those rows (and leave that level out of the index)."""
     df = pd.DataFrame(rows)
+    if method is not None:
+        df = df[df["method"] == method]
+    if bits is not None:
+        df = df[df["bits"] == bits]
+    levels = [("shape", [SHAPE_LABELS.get(s, s) for s in df["shape"]])]
+    if bits is None:
+        levels.append(("bits", df["bits"].astype(int).to_numpy()))
+    if method is None:
+        levels.append(("method", [methods.label(m) for m in df["method"]]))
+    levels += [("step", [STEP_LABELS.get(s, s) for s in df["step"]]),
+               ("threads", df["threads"].astype(int).to_numpy())]
     out = pd.DataFrame({
         "ms / iteration": df["ms_per_iteration"].astype(float).to_numpy(),
         "dense ÷ this": [f"{v:.2f}×" for v in df["vs_dense"]],
         "limit (ms)": df["limit_ms"].astype(float).to_numpy(),
         "× limit": [f"{v:.1f}×" for v in df["over_limit"]],
-        "rows replayed in full / step": [f"{v:,.0f}" if s == "exact" else "–"
-                                         for v, s in zip(df["full_rows_per_step"], df["step"])],
-    }, index=pd.MultiIndex.from_arrays(
-        [[SHAPE_LABELS.get(s, s) for s in df["shape"]], df["bits"].astype(int).to_numpy(),
-         [methods.label(m) for m in df["method"]], [STEP_LABELS.get(s, s) for s in df["step"]],
-         df["threads"].astype(int).to_numpy()],
-        names=["shape", "bits", "method", "step", "threads"]))
+        "replayed rows / step": [f"{v:,.0f}" if s == "exact" else "–"
+                                 for v, s in zip(df["full_rows_per_step"], df["step"])],
+    }, index=pd.MultiIndex.from_arrays([v for _, v in levels], names=[n for n, _ in levels]))
     return out
 
 
