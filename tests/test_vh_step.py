@@ -110,10 +110,10 @@ def test_train_bench_rows_and_limits(monkeypatch):
     monkeypatch.setitem(TB.SHAPES, "tiny", (300, 200, 5000))
     res = TB.run(shapes=("tiny",), bits=(16,), threads=1, repeats=2, iterations={"tiny": 20})
     df = res.table()
-    assert len(df) == 8  # 2 methods x (autograd, dense, exact, lazy) on 1 thread
+    assert len(df) == 10  # 2 methods x (autograd, dense, exact, auto, lazy) on 1 thread
     assert set(df["step"]) == set(TB.STEPS) and set(df["method"]) == {"vh", "vh-phd"}
     assert (df["ms_per_iteration"] > 0).all() and (df["bytes_per_step"] > 500 * 16 * 24).all()
-    dense = df[df.step.isin(["autograd", "dense"])]
+    dense = df[df.step.isin(["autograd", "dense", "auto"])]  # tiny tables: auto is dense
     np.testing.assert_allclose(dense["limit_ms"],
                                np.maximum(dense["traffic_ms"], dense["arithmetic_ms"]))
     sparse = df[df.step.isin(["exact", "lazy"])]
@@ -122,6 +122,8 @@ def test_train_bench_rows_and_limits(monkeypatch):
     exact = df[df.step == "exact"]
     assert (exact["full_rows_per_step"] > 0).all() and (exact["moment_rows_per_step"] >= 0).all()
     assert (df.loc[df.step == "lazy", "full_rows_per_step"] == 0).all()
+    assert (df.loc[df.step == "auto", "dense_share"] == 1).all()
+    assert (df.loc[df.step == "exact", "dense_share"] == 0).all()
     assert (df.loc[df.step == "autograd", "speedup"] == 1.0).all()
     assert (df.loc[df.step == "dense", "vs_dense"] == 1.0).all()
     assert (df["subnormal_ms"] > 0).all() and (df["flushed_ms"] > 0).all()

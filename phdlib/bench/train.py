@@ -9,8 +9,10 @@ it are timed, interleaved round by round, on synthetic ratings of each shape
 - ``dense``: the fused step (:mod:`phdlib.methods.vh_step`) with the dense
   Adam pass over every row, every step (the paper's semantics);
 - ``exact``: the fused step updating the touched rows and bringing every
-  other row up to date when it is next read (:mod:`phdlib.kernels.adam`):
+  other row up to date when it is next read (:mod:`phdlib.kernels.adam_replay`):
   the same parameters as ``dense``, bit for bit;
+- ``auto``: the fused step as training runs it, each table dense or exact
+  sparse by its size (:data:`phdlib.methods.vh_step.SPARSE_GAP`);
 - ``lazy``: lazy Adam, only the touched rows, ever (another optimiser).
 
 Each design has its own limit, measured in the same run on this machine:
@@ -27,7 +29,9 @@ Each design has its own limit, measured in the same run on this machine:
   row-steps replayed in full (until a row's parameters settle) at the
   arithmetic floor per row, and the others (moments only) at the floor of
   :func:`phdlib.kernels.adam_replay.decay_probe`;
-- **lazy**: the bytes and the arithmetic of the touched rows.
+- **lazy**: the bytes and the arithmetic of the touched rows;
+- **auto**: the dense limit for the share of rows in densely updated tables,
+  plus the exact step's for the others.
 
 ``adam_pass_ms`` is the dense Adam pass of the fused step alone on arrays of
 the shape (no gradient rows). ``subnormal_ms`` and ``flushed_ms`` are the
@@ -76,7 +80,7 @@ FORMAT = "phd-train-steps"
 ROW_KEYS = ("shape", "rows", "bits", "method", "step", "threads", "ms_per_iteration",
             "vs_dense", "limit_ms", "over_limit", "full_rows_per_step", "touched_rows_per_step")
 #: The steps timed (see the module docstring), in the order of the table.
-STEPS = ("autograd", "dense", "exact", "lazy")
+STEPS = ("autograd", "dense", "exact", "auto", "lazy")
 #: Fraction of rows with subnormal first moments in ``subnormal_ms`` /
 #: ``flushed_ms`` (measured at the ML-10M shape after 3,000 steps).
 SUBNORMAL_ROWS = 0.15
@@ -109,7 +113,7 @@ def _trainer(shape, bits, method, step, threads, seed):
                             rating=rng.integers(1, 6, n).astype(np.float32))
     cfg = vh.default_config(methods.get(method).ranks_by)
     kind, rows = ("autograd", "all") if step == "autograd" else \
-        ("fused", {"dense": "all", "exact": "touched", "lazy": "touched"}[step])
+        ("fused", {"dense": "all", "exact": "touched", "auto": "auto", "lazy": "touched"}[step])
     if step == "lazy":
         cfg["adam"] = "lazy"
     with torch_threads(threads):
@@ -248,19 +252,35 @@ def _subnormal_pass(rows: int, bits: int, threads: int, consts):
     return timed
 
 
-def _limit(step: str, fl: dict, touched_rows: float, full: float, moments: float,
+def _tables(tr, n_rows: int) -> tuple[float, float]:
+    """``(dense_share, touched)``: the share of the rows in tables the trainer's step
+    updates with the dense pass, and the rows of the other tables its last batch touched."""
+    params = getattr(tr.step, "params", None)
+    if params is None:   # the autograd step: PyTorch's dense Adam
+        return 1.0, 0.0
+    dense = sum(st.p.shape[0] for st in params[:2] if st.mode == "all")
+    touched = sum(len(np.unique(rows)) for st, rows in zip(params[:2], (tr.step.users,
+                                                                       tr.step.items))
+                  if st.mode != "all")
+    return dense / n_rows, float(touched)
+
+
+def _limit(fl: dict, dense_share: float, touched_rows: float, full: float, moments: float,
            threads: int) -> dict:
     """The limit of one step's design (ms; see the module docstring), from the floors
-    ``fl`` of :func:`_floors` and, for the sparse designs, the rows a step touches and
-    the row-steps it replayed (in full, moments only; per step)."""
-    if step in ("autograd", "dense"):
+    ``fl`` of :func:`_floors`: the dense pass's limit for the share of rows updated
+    densely, plus, for the tables updated sparsely, the bytes of the rows a step touches
+    and the arithmetic of those rows and of the row-steps replayed (in full, moments only;
+    per step)."""
+    traffic = 1e3 * (touched_rows * fl["row_bytes"] + fl["batch_bytes"]) / (
+        1e9 * fl["bandwidth_gbs"]) if touched_rows else 0.0
+    arith = (1e-6 * (touched_rows + full) * fl["arith_ns_per_row"]
+             + 1e-6 * moments * fl["decay_ns_per_row"]) / threads
+    traffic += dense_share * fl["traffic_ms"]
+    arith += dense_share * fl["arithmetic_ms"]
+    if touched_rows == 0:   # all dense: the larger floor, as before
         return {"limit_ms": fl["limit_ms"], "limit_traffic_ms": fl["traffic_ms"],
                 "limit_arithmetic_ms": fl["arithmetic_ms"]}
-    traffic = 1e3 * (touched_rows * fl["row_bytes"] + fl["batch_bytes"]) / (
-        1e9 * fl["bandwidth_gbs"])
-    arith = 1e-6 * (touched_rows + full) * fl["arith_ns_per_row"] + \
-        1e-6 * moments * fl["decay_ns_per_row"]
-    arith /= threads
     return {"limit_ms": traffic + arith, "limit_traffic_ms": traffic,
             "limit_arithmetic_ms": arith}
 
@@ -270,7 +290,7 @@ def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int
         log=None) -> TrainBench:
     """Milliseconds per VH training iteration of each step (:data:`STEPS`), beside its limit.
 
-    threads: the thread count measured beside 1 for the dense and exact steps
+    threads: the thread count measured beside 1 for the dense, exact and auto steps
     (default: Numba's threads, at most 2 here; autograd and lazy run on 1);
     repeats: interleaved rounds; iterations: per shape, the iterations of one
     timing sample (default :data:`ITERATIONS`); steps: which of
@@ -293,7 +313,7 @@ def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int
     its = dict(ITERATIONS, **(iterations or {}))
     counts = sorted({1, tmax})
     variants = [(s, t) for s in STEPS if s in steps or s == "dense"
-                for t in (counts if s in ("dense", "exact") else [1])]
+                for t in (counts if s in ("dense", "exact", "auto") else [1])]
     rows = []
     for shape in shapes:
         n_rows = SHAPES[shape][0] + SHAPES[shape][1]
@@ -309,11 +329,9 @@ def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int
                 for (s, t), tr in trainers.items():
                     sec = times[f"{s}-{t}"] / its[shape]
                     ms = 1e3 * float(np.median(sec))
-                    full, moments = _replayed(tr) if s == "exact" else (0.0, 0.0)
-                    touched = float(np.mean([len(np.unique(x)) for x in
-                                             (tr.step.users, tr.step.items)]) * 2) \
-                        if s in ("exact", "lazy") else float(n_rows)
-                    lim = _limit(s, floors[t], touched, full, moments, t)
+                    full, moments = _replayed(tr)
+                    share, touched = _tables(tr, n_rows)
+                    lim = _limit(floors[t], share, touched, full, moments, t)
                     ref = times.get("autograd-1")
                     rows.append({
                         "shape": shape, "rows": n_rows, "bits": m, "method": method,
@@ -323,7 +341,7 @@ def run(shapes=("ml-1m", "amazon"), bits=(32, 64), methods=METHODS, threads: int
                         "speedup": (float(np.median(ref / times[f"{s}-{t}"]))
                                     if ref is not None else float("nan")),
                         "full_rows_per_step": full, "moment_rows_per_step": moments,
-                        "touched_rows_per_step": touched,
+                        "touched_rows_per_step": touched, "dense_share": share,
                         **floors[t], **lim, "over_limit": ms / lim["limit_ms"]})
     info = {"machine": machine_info(), "repeats": repeats, "iterations": its, "seed": seed,
             "batch_size": 400, "steps": [s for s in STEPS if s in steps or s == "dense"]}
