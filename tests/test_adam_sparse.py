@@ -51,7 +51,8 @@ def _dense_steps(p, m, v, consts, first, last):
 
 
 @pytest.mark.parametrize("flush", [True, False])
-@pytest.mark.parametrize("start,gap", [(1, 40), (5, 1200), (900, 3000)])
+@pytest.mark.parametrize("start,gap", [(1, 40), (5, 1200), (900, 3000),
+                                       (17_000, 1500)])   # across sqrt(1 - beta2^t) -> 1
 def test_replay_of_untouched_rows_equals_the_dense_pass_bit_for_bit(flush, start, gap):
     c = vh_step._Constants(0.005).upto(start + gap)
     p0, m0, v0 = _awkward(24, 40, seed=start)
@@ -137,6 +138,25 @@ def test_exact_sparse_step_with_a_user_bias_threads_and_subnormals(flush, thread
     sparse = _trained(shape, 16, cfg, "touched", 3000, 1000, threads, flush)
     assert len(sparse.step.params) == 3
     _same_state(dense, sparse)
+
+
+def test_exact_sparse_step_equals_the_dense_step_late_in_training():
+    """From Adam step 20,000 on, the bias correction sqrt(1 - beta2^t) is 1 in float32 and
+    the replay leaves out its division: still the dense pass's numbers."""
+    cfg = vh.default_config("phd")
+    cfg.update(batch_size=32, train_sampling="stochastic")
+    shape = (200, 4000, 20_000)
+    out = []
+    for rows in ("all", "touched"):
+        tr = vh._Trainer(_synthetic(shape), shape[0], shape[1], 16, (1, 5), cfg, 0, "fused",
+                         rows=rows)
+        tr.step.start_at(20_000)
+        assert tr.step.consts.bc2s[20_000] == np.float32(1.0)
+        for _ in range(3):
+            tr.steps(400)
+        out.append(tr)
+    _same_state(*out)
+    assert out[1].step.params[1].full > 0
 
 
 def test_auto_updates_a_table_sparsely_from_sparse_gap_rows_per_rating():

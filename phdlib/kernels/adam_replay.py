@@ -42,8 +42,21 @@ CHECK_EVERY = 8
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
 def _zero_step(p, m, v, r, c1, b2, c2, a, n, eps):
-    """One zero-gradient step of row ``r``: the dense pass's untouched branch."""
+    """One zero-gradient step of row ``r``: the dense pass's untouched branch.
+
+    Once ``sqrt(1 - beta2^t)`` rounds to 1 in float32 (``t`` past about 17,300),
+    the division by it is left out: ``x / 1 = x`` exactly, and a square root is
+    never subnormal, so no flushing mode can tell the difference.
+    """
     zero = np.float32(0.0)
+    if a == np.float32(1.0):
+        for j in range(p.shape[1]):
+            mm = fma32(c1, zero - m[r, j], m[r, j])
+            vv = fma32(c2 * zero, zero, v[r, j] * b2)
+            m[r, j] = mm
+            v[r, j] = vv
+            p[r, j] = p[r, j] + n * mm / (sqrt32(vv) + eps)
+        return
     for j in range(p.shape[1]):
         mm = fma32(c1, zero - m[r, j], m[r, j])
         vv = fma32(c2 * zero, zero, v[r, j] * b2)

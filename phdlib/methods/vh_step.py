@@ -311,6 +311,14 @@ class FusedStep:
             return "touched" if n >= SPARSE_GAP * batch else "all"
         return rows
 
+    def start_at(self, t: int) -> None:
+        """Go on as if Adam had taken ``t`` steps already, with zero moments (a benchmark
+        times the per-step constants of late training this way; training never calls it)."""
+        self.t = int(t)
+        self.consts.upto(self.t)
+        for st in self.params:
+            st.last[:] = self.t
+
     @property
     def modes(self) -> list[str]:
         """Each table's update: user embeddings, item embeddings (and the users' bias)."""
