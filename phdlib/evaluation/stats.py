@@ -34,6 +34,7 @@ CORRECTIONS = ("bonferroni", "holm", "bh", "none")
 METRICS = ("ndcg@5", "ndcg@10", "mrr")
 
 __all__ = ["CORRECTIONS", "PairedTest", "paired_ttest", "effect_size", "adjust", "align",
+           "one_against_one",
            "compare", "significance_marks", "marked_table", "mean_over_seeds"]
 
 
@@ -212,6 +213,28 @@ def compare(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str], agains
     out["better"] = (out["mean_diff"] > 0) & (out["p_adj"] < alpha)
     return out[["metric", "method", "baseline", "n", "mean_method", "mean_baseline", "mean_diff",
                 "ci_low", "ci_high", "t", "p", "p_adj", "d_z", "better"]]
+
+
+def one_against_one(per_user: Mapping[str, pd.DataFrame], new: str, base: str,
+                    metrics: Sequence[str] = METRICS, alpha: float = 0.05) -> list[dict]:
+    """``new`` against ``base`` on every metric, Bonferroni over the metrics (one family).
+
+    Returns one dict per metric: metric, base and new (the means of the per-user
+    values), mean_diff, rel (mean_diff over the base mean; NaN when it is 0), ci_low,
+    ci_high, p_adj and outcome (``"better"``: new significantly above base,
+    ``"worse"``: significantly below, ``"none"``: neither).
+    """
+    out = []
+    for _, c in compare(per_user, [new], [base], metrics, family="all", alpha=alpha).iterrows():
+        b, n = float(per_user[base][c["metric"]].mean()), float(per_user[new][c["metric"]].mean())
+        worse = c["mean_diff"] < 0 and c["p_adj"] < alpha
+        out.append({"metric": c["metric"], "base": b, "new": n,
+                    "mean_diff": float(c["mean_diff"]),
+                    "rel": float(c["mean_diff"]) / b if b else np.nan,
+                    "ci_low": float(c["ci_low"]), "ci_high": float(c["ci_high"]),
+                    "p_adj": float(c["p_adj"]),
+                    "outcome": "better" if c["better"] else "worse" if worse else "none"})
+    return out
 
 
 def significance_marks(per_user: Mapping[str, pd.DataFrame], methods: Sequence[str],

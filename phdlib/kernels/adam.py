@@ -64,6 +64,18 @@ def accumulate_rows(rows, g, slot, acc):
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
+def _step_row(p, m, v, r, acc, k, c1, b2, c2, bc2s, eps, nss):
+    """Adam on row ``r`` with the summed gradient ``acc[k]``: PyTorch's fused update."""
+    for j in range(p.shape[1]):
+        g = acc[k, j]
+        mm = fma32(c1, g - m[r, j], m[r, j])
+        vv = fma32(c2 * g, g, v[r, j] * b2)
+        m[r, j] = mm
+        v[r, j] = vv
+        p[r, j] = p[r, j] + nss * mm / (sqrt32(vv) / bc2s + eps)
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
 def _adam_span(p, m, v, slot, acc, lo, hi, c1, b2, c2, bc2s, eps, nss):
     """Adam on rows ``lo..hi-1``; rows without a slot have a zero gradient."""
     zero = np.float32(0.0)
@@ -71,13 +83,7 @@ def _adam_span(p, m, v, slot, acc, lo, hi, c1, b2, c2, bc2s, eps, nss):
     for r in range(lo, hi):
         k = slot[r]
         if k >= 0:
-            for j in range(d):
-                g = acc[k, j]
-                mm = fma32(c1, g - m[r, j], m[r, j])
-                vv = fma32(c2 * g, g, v[r, j] * b2)
-                m[r, j] = mm
-                v[r, j] = vv
-                p[r, j] = p[r, j] + nss * mm / (sqrt32(vv) / bc2s + eps)
+            _step_row(p, m, v, r, acc, k, c1, b2, c2, bc2s, eps, nss)
             slot[r] = -1
         else:
             for j in range(d):
@@ -180,18 +186,11 @@ def adam_touched(p, m, v, rows, g, slot, acc, last, t, c1, b2, c2, bc2s, nss, ep
     """
     accumulate_rows(rows, g, slot, acc)
     a, n = bc2s[t], nss[t]
-    d = p.shape[1]
     for b in range(rows.shape[0]):
         r = rows[b]
         k = slot[r]
         if k < 0:
             continue
-        for j in range(d):
-            gj = acc[k, j]
-            mm = fma32(c1, gj - m[r, j], m[r, j])
-            vv = fma32(c2 * gj, gj, v[r, j] * b2)
-            m[r, j] = mm
-            v[r, j] = vv
-            p[r, j] = p[r, j] + n * mm / (sqrt32(vv) / a + eps)
+        _step_row(p, m, v, r, acc, k, c1, b2, c2, a, eps, n)
         slot[r] = -1
         last[r] = t

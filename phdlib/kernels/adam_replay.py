@@ -187,6 +187,18 @@ def _decay(m, v, steps, c1, b2, c2):
             break
 
 
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps):
+    """Row ``r`` up to date with step ``upto``; returns ``(full, missed)`` for it (see
+    :func:`catch_up`)."""
+    if last[r] >= upto:
+        return 0, 0
+    missed = upto - last[r]
+    full = _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps)
+    last[r] = upto
+    return full, missed
+
+
 @nb.njit(error_model="numpy", cache=True)
 def catch_up(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps):
     """Bring rows ``rows`` (int64 ``(B,)``, repeats allowed) up to date with step
@@ -198,10 +210,9 @@ def catch_up(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps):
     full, missed = 0, 0
     for b in range(rows.shape[0]):
         r = rows[b]
-        if last[r] < upto:
-            full += _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps)
-            missed += upto - last[r]
-            last[r] = upto
+        f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+        full += f
+        missed += k
     return full, missed
 
 
@@ -217,10 +228,9 @@ def catch_up_parallel(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps, chu
         old = flush_set(flush)
         for b in range(n * c // chunks, n * (c + 1) // chunks):
             r = rows[b]
-            if last[r] < upto:
-                full += _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps)
-                missed += upto - last[r]
-                last[r] = upto
+            f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+            full += f
+            missed += k
         flush_restore(old)
     return full, missed
 
@@ -237,20 +247,18 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
     full, missed = 0, 0
     if chunks <= 1:
         for r in range(n):
-            if last[r] < upto:
-                full += _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps)
-                missed += upto - last[r]
-                last[r] = upto
+            f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+            full += f
+            missed += k
         return full, missed
     blocks = (n + 63) // 64
     for c in nb.prange(chunks):
         old = flush_set(flush)
         for k in range(c, blocks, chunks):
             for r in range(64 * k, min(n, 64 * k + 64)):
-                if last[r] < upto:
-                    full += _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps)
-                    missed += upto - last[r]
-                    last[r] = upto
+                f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+                full += f
+                missed += k
         flush_restore(old)
     return full, missed
 

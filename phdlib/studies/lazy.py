@@ -79,18 +79,15 @@ def lazy_tests(runs: dict, alpha: float = 0.05) -> pd.DataFrame:
                 continue
             groups = {m: _seeds(runs[(m, b)]) for m in (dense, lazy)}
             pu = {m: stats.mean_over_seeds([r.per_user for r in g]) for m, g in groups.items()}
-            cmp = stats.compare(pu, [lazy], [dense], METRICS, family="all", alpha=alpha)
-            for _, c in cmp.iterrows():
-                d, z = float(pu[dense][c["metric"]].mean()), float(pu[lazy][c["metric"]].mean())
-                worse = c["mean_diff"] < 0 and c["p_adj"] < alpha
+            words = {"better": "lazy better", "worse": "dense better",
+                     "none": "no significant difference"}
+            for c in stats.one_against_one(pu, lazy, dense, METRICS, alpha):
                 rows.append({"bits": int(b), "method": dense, "metric": c["metric"],
-                             "dense": d, "lazy": z, "mean_diff": float(c["mean_diff"]),
-                             "rel": float(c["mean_diff"]) / d if d else np.nan,
-                             "ci_low": float(c["ci_low"]), "ci_high": float(c["ci_high"]),
-                             "p_adj": float(c["p_adj"]),
+                             "dense": c["base"], "lazy": c["new"],
+                             **{k: c[k] for k in ("mean_diff", "rel", "ci_low", "ci_high",
+                                                  "p_adj")},
                              "seeds": min(len(g) for g in groups.values()),
-                             "verdict": "lazy better" if c["better"] else "dense better"
-                             if worse else "no significant difference"})
+                             "verdict": words[c["outcome"]]})
     return pd.DataFrame(rows)
 
 

@@ -96,19 +96,15 @@ def gain_tests(runs: dict, alpha: float = 0.05) -> pd.DataFrame:
                 continue
             groups = {m: _seeds(runs[(ds, m, b)]) for m in (ham, phd)}
             pu = {m: stats.mean_over_seeds([r.per_user for r in g]) for m, g in groups.items()}
-            cmp = stats.compare(pu, [phd], [ham], METRICS, family="all", alpha=alpha)
-            for _, c in cmp.iterrows():
-                h, p = float(pu[ham][c["metric"]].mean()), float(pu[phd][c["metric"]].mean())
-                worse = c["mean_diff"] < 0 and c["p_adj"] < alpha
+            words = {"better": "PHD better", "worse": "Hamming better",
+                     "none": "no significant difference"}
+            for c in stats.one_against_one(pu, phd, ham, METRICS, alpha):
                 rows.append({"dataset": ds, "bits": int(b), "learner": learner,
-                             "metric": c["metric"], "hamming": h, "phd": p,
-                             "mean_diff": float(c["mean_diff"]),
-                             "rel": float(c["mean_diff"]) / h if h else np.nan,
-                             "ci_low": float(c["ci_low"]), "ci_high": float(c["ci_high"]),
-                             "p_adj": float(c["p_adj"]),
+                             "metric": c["metric"], "hamming": c["base"], "phd": c["new"],
+                             **{k: c[k] for k in ("mean_diff", "rel", "ci_low", "ci_high",
+                                                  "p_adj")},
                              "seeds": min(len(g) for g in groups.values()),
-                             "verdict": "PHD better" if c["better"] else "Hamming better"
-                             if worse else "no significant difference"})
+                             "verdict": words[c["outcome"]]})
     return pd.DataFrame(rows)
 
 
