@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from phdlib import codes as C
+from phdlib.report import served_ties as T
 from phdlib.report import serving as S
 
 
@@ -29,23 +30,23 @@ def _rows():
 
 def test_adjacent_ties_counts_pairs_and_all_zero_lists():
     d = np.array([[0, 0, 0], [1, 1, 2], [0, 1, 2], [3, 3, 3]])
-    c = S.adjacent_ties(d)
+    c = T.adjacent_ties(d)
     assert c == {"lists": 4, "k": 3, "pairs": 8, "tied pairs": 5, "tied share": 5 / 8,
                  "lists all tied": 2, "lists all zero": 1}
-    line = S.ties_finding(c)
+    line = T.ties_finding(c)
     assert "5 of 8 adjacent pairs (62.5%)" in line and "1 are all at distance 0" in line
     with pytest.raises(ValueError):
-        S.adjacent_ties(np.zeros(3))
+        T.adjacent_ties(np.zeros(3))
 
 
 def test_served_ties_counts_ties_at_the_cut():
     rng = np.random.default_rng(1)
     u = C.pack(rng.random((30, 16)) < 0.5).words
     i = C.pack(rng.random((200, 16)) < 0.7).words
-    c = S.served_ties(u, i, 16, k=10)
+    c = T.served_ties(u, i, 16, k=10)
     assert c["lists"] == 30 and c["k"] == 10 and c["pairs"] == 270
     assert 0 <= c["lists tied at the cut"] <= 30 and c["tied pairs"] > 0
-    assert "beyond the cut" in S.ties_finding(c)
+    assert "beyond the cut" in T.ties_finding(c)
 
 
 def test_padding_check_holds_on_random_codes():
@@ -128,7 +129,7 @@ def _rule_frame(base, bump, extra):
 
 
 def test_tie_rules_average_seeds_and_pick_the_default_from_the_numbers():
-    from phdlib.report import serving as rs
+    from phdlib.report import served_ties as rs
 
     up = {"popularity": .002, "mean-rating": .006}
     frames = {(m, s): _rule_frame(.70 + .01 * s, up, 2e-6) for m in ("vh", "dcf") for s in (0, 1)}

@@ -3,7 +3,7 @@ to the chapter that shows it in full.
 
 Every sentence is computed from stored runs through the same functions the chapters use
 (:func:`phdlib.report.table1`, :mod:`phdlib.studies.ablation`, :mod:`phdlib.report.protocol`,
-:mod:`phdlib.report.serving`); nothing is written in advance of the numbers. The
+:mod:`phdlib.report.served_ties`); nothing is written in advance of the numbers. The
 sentences are MyST Markdown (bold lead, ``{doc}`` link to the chapter) for
 :func:`phdlib.report.page.findings`.
 """
@@ -15,7 +15,7 @@ from ..serving import codes_file
 from .. import methods
 from ..evaluation.metrics import METRIC_LABELS
 from . import ablation as rablation
-from . import protocol, serving
+from . import protocol, served_ties as rties
 from . import travel as rtravel
 from .groups import by_method
 from .page import num, p_text, pct, seeds_text
@@ -160,7 +160,7 @@ def pessimistic_ties(lead) -> str | None:
 
 
 def served_ties(counts: dict | None, bits: int) -> str | None:
-    """How many adjacent pairs of the served top-k lists tie (:func:`phdlib.report.serving.
+    """How many adjacent pairs of the served top-k lists tie (:func:`phdlib.report.served_ties.
     served_ties` of VH_PHD's codes)."""
     if not counts:
         return None
@@ -216,7 +216,7 @@ def headline(runs: dict, split, dataset: str, widths=(32, 64), seeds: int = 1,
                                         dataset)
         lead = protocol.leaders(rules)
         codes = codes_file.codes_of_run(seed0[(protocol.PHD, top)])
-        ties = serving.served_ties(codes.user_codes, codes.item_codes, codes.bits)
+        ties = rties.served_ties(codes.user_codes, codes.item_codes, codes.bits)
     out = [paper_claim(tables, seeds), item_mean(tables), catalogue(cat_tests),
            pessimistic_ties(lead), bias_share(gaps), phd_without_retraining(reach),
            rtravel.headline(gains) if len(gains) else None, served_ties(ties, top), *extra]
