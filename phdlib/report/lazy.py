@@ -110,21 +110,18 @@ def findings(tests: pd.DataFrame, gains: pd.DataFrame, act: pd.DataFrame,
                      f"Adam at {int(b)} bits" for b, r in g.iterrows()]
             out.append(f"VH_PHD's gain over VH in {name} is {and_list(parts)}.")
     if len(act):
-        worst, lines = {}, []
-        for (b, m), a in act.groupby(["bits", "method"]):
-            a = a.sort_values("quartile")
-            lo, hi = a.iloc[0], a.iloc[-1]
+        worst = {}
+        for _, a in act.groupby(["bits", "method"]):
             q = int(a.loc[a["diff"].idxmin(), "quartile"])
             worst[q] = worst.get(q, 0) + 1
-            lines.append(f"{methods.label(m)} at {int(b)} bits {signed(lo['diff'])} for the "
-                         f"quarter of users with the fewest ratings ({lo['ratings']}) and "
-                         f"{signed(hi['diff'])} for the most active ({hi['ratings']})")
-        n = sum(worst.values())
-        top = max(worst, key=worst.get)
+        n, top = sum(worst.values()), max(worst, key=worst.get)
         where = {1: "the least active quarter of users", int(act["quartile"].max()):
                  "the most active quarter of users"}.get(top, f"users of quartile {top}")
+        lo = act[act["quartile"] == 1]["ratings"].iloc[0]
+        hi = act[act["quartile"] == act["quartile"].max()]["ratings"].iloc[0]
         out.append(f"Lazy Adam costs most among {where} in {worst[top]} of the {n} "
-                   "comparisons: lazy minus dense is " + and_list(lines) + ".")
+                   f"comparisons (the quarters run from {lo} to {hi} training ratings; "
+                   "the table below gives each).")
     return out
 
 
