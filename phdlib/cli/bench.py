@@ -168,7 +168,7 @@ def register(sub) -> None:
                         "32 and 64 bits")
     p.add_argument("--shape", action="append", choices=["ml-1m", "ml-10m", "amazon"],
                    default=None, help="with --train: a shape to measure (repeatable; default all)")
-    p.add_argument("--step", action="append", choices=["autograd", "dense", "exact", "lazy"],
+    p.add_argument("--step", action="append", choices=["autograd", "dense", "exact", "auto", "lazy"],
                    default=None, help="with --train: a step to time (repeatable; default all; "
                    "the dense step is always timed, as the reference)")
     p.add_argument("--serving", action="store_true",
