@@ -254,8 +254,8 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
     blocks = (n + 63) // 64
     for c in nb.prange(chunks):
         old = flush_set(flush)
-        for k in range(c, blocks, chunks):
-            for r in range(64 * k, min(n, 64 * k + 64)):
+        for b in range(c, blocks, chunks):
+            for r in range(64 * b, min(n, 64 * b + 64)):
                 f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
                 full += f
                 missed += k
