@@ -395,6 +395,56 @@ def test_a_reproduction_manifest_is_summed_per_method_and_against_the_targets():
     assert none["within 60 min"] is pd.NA and none["within 8 GiB"] is pd.NA
 
 
+def test_expectations_take_each_datasets_cells_from_its_own_reproduction():
+    """A dataset with a ``phd reproduce`` manifest is answered by it (its cells, its wall
+    time, nothing projected); a dataset without one by the sweeps, missing cells
+    projected from the quick profile and the wall time bounded."""
+    import pandas as pd
+
+    from phdlib.report import reproduction as R
+    from phdlib.report import scale as S
+
+    def cell(d, m, b, wall, peak=100.0, ratings=10):
+        return {"dataset": d, "method": m, "bits": b, "wall_s": wall, "cpu_s": wall,
+                "peak_rss_mb": peak, "users": 1, "items": 1, "ratings": ratings}
+
+    quick = pd.DataFrame([cell("a", "mf", 32, 60.0), cell("a", "vh", 32, 60.0),
+                          cell("b", "mf", 32, 60.0, ratings=20),
+                          cell("b", "vh", 32, 60.0, ratings=20)])
+    full = pd.DataFrame([cell("a", "mf", 32, 600.0), cell("b", "mf", 32, 600.0, ratings=20),
+                         cell("b", "vh", 32, 6000.0, ratings=20)])
+    man = {"wall_seconds": 2400.0, "effective_jobs": 2, "client_peak_rss_mb": 1024.0,
+           "cells": pd.DataFrame([
+               {"label": x, "dataset": "b", "method": m, "bits": 32, "status": "ran",
+                "seconds": sec, "cpu_seconds": sec, "peak_rss_mb": 2048.0,
+                "peak_rss": "since start"}
+               for x, m, sec in (("p", "vh", 600.0), ("c", "vh", 1800.0),
+                                 ("m", "mf", 300.0))])}
+    costs = R.cell_costs(man)
+    assert list(costs["method"]) == ["vh", "mf"] and list(costs["wall_s"]) == [2400.0, 300.0]
+    e = S.expectations(quick, full, [man])
+    assert list(e.index) == ["a", "b"]
+    a, b = e.loc["a"], e.loc["b"]
+    # "a": VH projected from the quick profile by "b"'s sweep ratio (6000 / 60 = 100)
+    assert a["projected"] == 1 and a["full_minutes"] == pytest.approx(10 + 100)
+    assert not a["jobs_measured"] and a["jobs_minutes"] == pytest.approx(100)
+    # "b": the manifest's cells (not the sweep's 6,000 s VH), its wall time, its peak
+    assert b["projected"] == 0 and b["full_minutes"] == pytest.approx(45.0)
+    assert b["jobs_measured"] and b["jobs_minutes"] == pytest.approx(40.0)
+    assert b["longest"] == "VH 32b" and b["longest_minutes"] == pytest.approx(40.0)
+    assert b["peak_gib"] == pytest.approx(2.0)
+    assert S.expectations(quick, full)["jobs_measured"].sum() == 0   # no manifest: bounds
+    # the sentences: "a"'s projected VH cell is over the hour, "b"'s run within it
+    (line,) = S.longest_findings(e)
+    assert line.startswith("**Over the hour") and "(VH 32b, projected) takes 100 min" in line
+    assert line.count("whose longest cell") == 1   # "b" is within the hour
+    (line,) = S.longest_findings(e.drop(index="a"))
+    assert line.startswith("**No cell is over the hour") and "40 min" in line
+    text = R.summary_sentence(man, "B")
+    assert "3 cells ran" in text and "40.0 min" in text and "(within the hour)" in text
+    assert "at most 5.00 GiB at once (within 8 GiB)" in text   # 1 GiB + 2 jobs x 2 GiB
+
+
 def test_a_resumed_sweep_asked_for_the_catalogue_measures_cells_held_without_it(
         tmp_path, monkeypatch):
     import pandas as pd

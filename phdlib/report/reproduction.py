@@ -17,8 +17,8 @@ import pandas as pd
 
 from .style import label
 
-__all__ = ["TARGET_GIB", "TARGET_MINUTES", "least_wall_minutes", "reproduction",
-           "reproduction_summary"]
+__all__ = ["TARGET_GIB", "TARGET_MINUTES", "cell_costs", "least_wall_minutes", "reproduction",
+           "reproduction_summary", "summary_sentence"]
 
 #: What a one-seed reproduction of one dataset should fit on a 2-core, 24 GiB workstation.
 TARGET_MINUTES = 60.0
@@ -62,6 +62,21 @@ def reproduction(manifest: dict) -> pd.DataFrame:
     return g.sort_values("minutes", ascending=False).reset_index(drop=True)
 
 
+def cell_costs(manifest: dict) -> pd.DataFrame:
+    """A grid run's cells (a ``phd reproduce --manifest`` file) in a sweep's terms
+    (:func:`phdlib.studies.scale.per_cell`): per (dataset, method, bits) that ran, the
+    wall and CPU seconds of its cells summed (``wall_s``, ``cpu_s``; a grid's points
+    count with the width it is tuned at) and their largest peak memory
+    (``peak_rss_mb``, MB; a worker's peak since it began where the cell's own was not
+    measured, :func:`reproduction`). Cells ran side by side, one a job, so they shared
+    the machine's memory bandwidth: their wall times are if anything high."""
+    c = manifest["cells"]
+    c = c[c["status"] == "ran"]
+    return c.groupby(["dataset", "method", "bits"], sort=False).agg(
+        wall_s=("seconds", "sum"), cpu_s=("cpu_seconds", "sum"),
+        peak_rss_mb=("peak_rss_mb", "max")).reset_index()
+
+
 def reproduction_summary(manifest: dict) -> dict:
     """The totals of a grid run (:func:`reproduction`): ``wall_minutes`` from
     start to end; ``jobs``, the cells it ran at once at most; ``cells`` that
@@ -97,3 +112,22 @@ def reproduction_summary(manifest: dict) -> dict:
     bound = out["memory_bound_gib"]
     out["within 8 GiB"] = pd.NA if bound != bound else bool(bound <= TARGET_GIB)
     return out
+
+
+def summary_sentence(manifest: dict, dataset: str) -> str:
+    """:func:`reproduction_summary` of a grid run on ``dataset`` (its label) as one
+    paragraph: cells, wall time against :data:`TARGET_MINUTES`, the cells' own time,
+    how busy the jobs were, the least any schedule could take, and memory against
+    :data:`TARGET_GIB` (by the bound: the client's peak plus each job's largest)."""
+    r = reproduction_summary(manifest)
+    verdict = {True: "within", False: "over"}
+    return (
+        f"**{dataset}: {r['cells']} cells ran** ({r['failed']} failed) with {r['jobs']} "
+        f"jobs in **{r['wall_minutes']:.1f} min** of wall time "
+        f"({verdict.get(r['within 60 min'], 'not measured against')} the hour). Their "
+        f"own wall times sum to {r['cell_minutes']:.1f} min and their CPU time to "
+        f"{r['cpu_minutes']:.1f} min; the jobs were busy {r['busy']:.0%} of the time, and "
+        f"no schedule of these cells on {r['jobs']} jobs could end before "
+        f"{r['least_minutes']:.1f} min. Memory: at most {r['memory_bound_gib']:.2f} GiB at "
+        f"once ({verdict.get(r['within 8 GiB'], 'not measured against')} "
+        f"{TARGET_GIB:.0f} GiB), the largest one process {r['peak_gib']:.2f} GiB.")

@@ -13,11 +13,14 @@ import numpy as np
 import pandas as pd
 
 from ..studies import scale
-from .reproduction import TARGET_GIB, TARGET_MINUTES, least_wall_minutes, reproduction_summary
+from . import page
+from .reproduction import (TARGET_GIB, TARGET_MINUTES, cell_costs, least_wall_minutes,
+                           reproduction_summary)
 from .style import COLORS, dataset_label, label
 
 __all__ = ["by_dataset", "by_method", "catalogue_cost", "commits", "expectation_findings",
            "expectations", "expectations_display", "full_over_quick", "growth_findings",
+           "longest_findings",
            "plot_growth", "projected", "projected_by_dataset", "tune_sample_findings",
            "tune_sample_table"]
 
@@ -41,6 +44,18 @@ def by_dataset(cells: pd.DataFrame, expected: int | None = None) -> pd.DataFrame
         g["within 60 min"] = g["within 60 min"].astype(object).where(~partial, pd.NA)
     g["within 8 GiB"] = g["peak_gib"] <= TARGET_GIB
     return g.sort_values("ratings")
+
+
+def by_method_table(cells: pd.DataFrame, caption: str, expected, missing: str):
+    """:func:`by_method` of the one dataset of ``cells`` as a captioned table, its note
+    naming the (method, bits) of ``expected`` that ``cells`` lacks after ``missing``."""
+    d = cells["dataset"].iloc[0]
+    lack = sorted(set(expected) - set(zip(cells["method"], cells["bits"])))
+    shown = by_method(cells, d).rename(columns={"minutes": "wall (min)",
+                                               "peak_gib": "peak (GiB)"})
+    return page.table(shown, f"{dataset_label(d)}, {caption}", digits=2, lead_zero=True,
+                      notes=f"{missing}: " + ", ".join(f"{label(m)} {b}b" for m, b in lack)
+                      + "." if lack else "")
 
 
 def by_method(cells: pd.DataFrame, dataset: str) -> pd.DataFrame:
@@ -243,46 +258,55 @@ def commits(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifest: dict | None = None,
+def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
                  jobs: int = 2, seeds: int = 5) -> pd.DataFrame:
     """What a reader should expect per dataset, smallest first: the answer of "Cost at scale".
 
     quick, full: :func:`phdlib.studies.scale.per_cell` frames of the quick-profile and the
-    full-profile sweeps (every recorded full sweep concatenated); manifest: a ``phd reproduce``
-    manifest (:func:`phdlib.experiments.runner.load_manifest`) of one dataset, whose end-to-end wall time
-    replaces the bound for that dataset. Columns: ``ratings``; ``quick_minutes`` (one seed, the
-    quick profile, summed over cells); ``full_minutes`` (one seed at the paper's settings,
-    summed over cells) with ``projected`` (cells of it projected from the quick profile,
-    :func:`projected`); ``jobs_minutes`` (wall minutes with ``jobs`` workers: measured end to
-    end where the manifest is of that dataset, else :func:`least_wall_minutes`, a lower bound)
-    and ``jobs_measured`` (bool); ``seeds_hours`` (Table 1's ``seeds`` seeds: at most
-    ``seeds`` times ``jobs_minutes``, in hours, as the grids run once); ``peak_gib`` (the
-    largest peak of one process, either profile); ``longest`` and ``longest_minutes`` (the
-    cell no number of workers can shorten).
+    full-profile sweeps (every recorded full sweep concatenated); manifests: ``phd
+    reproduce`` manifests (:func:`phdlib.experiments.runner.load_manifest`), each of one
+    dataset. Where a dataset has one (the last given), its cells at the paper's settings
+    are the manifest's (:func:`phdlib.report.reproduction.cell_costs`) and its end-to-end
+    wall time replaces the bound; elsewhere the full sweep's cells, with the missing ones
+    :func:`projected`. Columns: ``ratings``; ``quick_minutes`` (one seed, the quick
+    profile, summed over cells); ``full_minutes`` (one seed at the paper's settings,
+    summed over cells) with ``projected`` (cells of it projected from the quick
+    profile); ``jobs_minutes`` (wall minutes with ``jobs`` workers: measured end to end
+    where a manifest is of that dataset, else :func:`least_wall_minutes`, a lower
+    bound) and ``jobs_measured`` (bool); ``seeds_hours`` (Table 1's ``seeds`` seeds: at
+    most ``seeds`` times ``jobs_minutes``, in hours, as the grids run once); ``peak_gib``
+    (the largest peak of one process, either profile); ``longest`` and
+    ``longest_minutes`` (the cell no number of workers can shorten), with
+    ``longest_projected`` (bool).
     """
+    by_data = {str(m["cells"]["dataset"].iloc[0]): m for m in manifests}
     proj = projected(full, quick)
     rows = []
     for d, q in quick.groupby("dataset", sort=False):
-        f = full[full["dataset"] == d]
-        p = proj[proj["dataset"] == d]
-        each = pd.concat([f.assign(minutes=f["wall_s"] / 60)[["method", "bits", "minutes"]],
-                          p.rename(columns={"projected_minutes": "minutes"})
-                          [["method", "bits", "minutes"]]], ignore_index=True)
+        man = by_data.get(d)
+        if man is not None:
+            f, p = cell_costs(man), proj.iloc[:0]
+        else:
+            f, p = full[full["dataset"] == d], proj[proj["dataset"] == d]
+        each = pd.concat([f.assign(minutes=f["wall_s"] / 60, guess=False)
+                          [["method", "bits", "minutes", "guess"]],
+                          p.rename(columns={"projected_minutes": "minutes"}).assign(guess=True)
+                          [["method", "bits", "minutes", "guess"]]], ignore_index=True)
         top = each.loc[each["minutes"].idxmax()] if each["minutes"].notna().any() else None
-        measured = manifest is not None and str(manifest["cells"]["dataset"].iloc[0]) == d
+        summary = reproduction_summary(man) if man is not None else None
         rows.append({
             "dataset": d, "ratings": int(q["ratings"].iloc[0]),
             "quick_minutes": q["wall_s"].sum() / 60,
             "full_minutes": each["minutes"].sum(min_count=1) if len(each) else np.nan,
             "projected": int(len(p)),
-            "jobs_minutes": (reproduction_summary(manifest)["wall_minutes"] if measured
+            "jobs_minutes": (summary["wall_minutes"] if summary
                              else least_wall_minutes(each["minutes"], jobs)),
-            "jobs_measured": bool(measured),
+            "jobs_measured": summary is not None,
             "peak_gib": max(q["peak_rss_mb"].max(), f["peak_rss_mb"].max() if len(f) else 0,
-                            reproduction_summary(manifest)["peak_gib"] * 1024 if measured
-                            else 0) / 1024,
+                            summary["peak_gib"] * 1024 if summary else 0) / 1024,
             "longest": "" if top is None else f"{label(top['method'])} {int(top['bits'])}b",
             "longest_minutes": np.nan if top is None else float(top["minutes"]),
+            "longest_projected": top is not None and bool(top["guess"]),
         })
     out = pd.DataFrame(rows).set_index("dataset").sort_values("ratings")
     # an upper bound on one seed with the jobs: measured, or the cells one after another
@@ -335,6 +359,24 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
                + (f"within a {TARGET_GIB:.0f} GiB budget." if peak <= TARGET_GIB else
                   f"more than a {TARGET_GIB:.0f} GiB budget."))
     return out
+
+
+def longest_findings(table: pd.DataFrame) -> list[str]:
+    """One sentence from :func:`expectations`: the datasets whose longest cell at the
+    paper's settings is over :data:`TARGET_MINUTES` (no number of workers brings one
+    seed within the hour there), or that no dataset's is, with the longest of all."""
+    t = table[table["longest_minutes"].notna()]
+    if t.empty:
+        return []
+    over = t[t["longest_minutes"] > TARGET_MINUTES]
+    if len(over):
+        return ["**Over the hour on any number of workers:** " + "; ".join(
+            f"{dataset_label(d)}, whose longest cell ({r.longest}"
+            f"{', projected' if r.longest_projected else ''}) takes {r.longest_minutes:.0f} min"
+            for d, r in over.iterrows()) + "."]
+    top = t["longest_minutes"].idxmax()
+    return [f"**No cell is over the hour:** the longest of all, {t.loc[top, 'longest']} "
+            f"on {dataset_label(top)}, takes {t.loc[top, 'longest_minutes']:.0f} min."]
 
 
 def expectations_display(table: pd.DataFrame) -> pd.DataFrame:
