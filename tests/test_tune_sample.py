@@ -179,7 +179,7 @@ def test_compare_sets_sample_grids_beside_the_full_grid(synthetic_split, tmp_pat
 def test_tune_sample_report_reads_the_comparison():
     import pandas as pd
 
-    from phdlib.report import scale as rscale
+    from phdlib.report import sample_tuning as rtune
 
     rows = pd.DataFrame({
         "method": ["mf", "dcf", "mf", "dcf"], "bits": 64, "cap": [100, 100, 200, 200],
@@ -188,11 +188,11 @@ def test_tune_sample_report_reads_the_comparison():
         "same": [True, False, True, True], "test_ndcg@10_all": [0.5, 0.4, 0.5, 0.4],
         "test_ndcg@10_sample": [0.5, 0.38, 0.5, 0.4], "difference": [0.0, -0.02, 0.0, 0.0],
         "grid_s_all": [60.0, 60.0, 60.0, 60.0], "grid_s_sample": [6.0, 6.0, 12.0, 12.0]})
-    first, second = rscale.tune_sample_findings(rows)
+    first, second = rtune.tune_sample_findings(rows)
     assert "at most 100 ratings (1/10 of the data)" in first
     assert "1 of 2 methods" in first and "-0.0200 to +0.0000" in first
     assert "more than 0.01 for DCF (-0.0200)" in first and "0.01 for no method" in second
     assert "0.2 min against 2.0 min" in first
     assert "2 of 2 methods" in second
-    t = rscale.tune_sample_table(rows)
+    t = rtune.tune_sample_table(rows)
     assert list(t["sample"])[:1] == ["98 (9 users)"] and "chosen on the sample" in t
