@@ -72,6 +72,40 @@ def _cost(cell) -> int:
     return methods.get(cell.method).run_cost(cfg, cell.bits)
 
 
+def _shared_work(cell):
+    """What ``cell``'s fits share with other cells' (:meth:`Method.shared_work`), or None."""
+    cfg = methods.resolve_config(cell.method, cell.dataset, cell.bits, cell.overrides)
+    work = methods.get(cell.method).shared_work(cfg, cell.bits)
+    return None if work is None else (cell.dataset, cell.bits, cell.seed, cell.split_seed, work)
+
+
+def tasks(cells: list) -> list[list]:
+    """``cells`` as tasks, one worker's each: cells whose methods share work (same dataset,
+    width, seed and split; :meth:`phdlib.methods.base.Method.shared_work`) form one task
+    and run in order there, so the later ones reuse that work; every other cell is a
+    task alone. The costliest task comes first (the sum of its cells' costs); a
+    task's cells keep their order in ``cells``."""
+    groups: dict = {}
+    for c in cells:
+        work = _shared_work(c)
+        groups.setdefault(c if work is None else work, []).append(c)
+    return sorted(groups.values(), key=lambda t: sum(map(_cost, t)), reverse=True)
+
+
+def _run_task(cells: list, root: str, data_dir: str | None, client_pid: int | None = None) -> list:
+    """Worker: :func:`_run_cell` for each cell of one task, in order; their outcomes. The
+    work they shared is then dropped (:meth:`Method.forget_shared_work`): a worker keeps
+    no memory of one task into the next."""
+    try:
+        return [_run_cell(c, root, data_dir, client_pid) for c in cells]
+    finally:
+        for name in dict.fromkeys(c.method for c in cells):
+            try:
+                methods.get(name).forget_shared_work()
+            except Exception:  # noqa: BLE001 - an unknown method's cell has already failed
+                pass
+
+
 class GridError(RuntimeError):
     """One or more cells of a grid failed; ``report`` holds every cell's outcome."""
 
@@ -82,28 +116,31 @@ class GridError(RuntimeError):
 
 def _execute(st: pd.DataFrame, todo: list, twins: dict, jobs, root, data_dir, progress, name,
              outcomes: list) -> None:
-    """Run ``todo`` with joblib; record each outcome in ``st`` (and its twins)."""
+    """Run ``todo`` (tasks: lists of cells, :func:`tasks`) with joblib; record each cell's
+    outcome in ``st`` (and its twins)."""
     import joblib
     from tqdm import tqdm
 
     pos = {c: i for i, c in enumerate(st["cell"])}
     par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-    bar = tqdm(total=len(todo), desc=f"{name}: cells", unit="run", disable=not progress)
+    bar = tqdm(total=sum(map(len, todo)), desc=f"{name}: cells", unit="run", disable=not progress)
     try:
-        for out in par(joblib.delayed(_run_cell)(c, str(root), None if data_dir is None else str(data_dir),
-                                                 os.getpid())
-                       for c in todo):
-            outcomes.append(out)
-            record(st, out, twins, pos)
-            bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
-                                f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
-            bar.update(1)
+        for done in par(joblib.delayed(_run_task)(t, str(root), None if data_dir is None
+                                                  else str(data_dir), os.getpid())
+                        for t in todo):
+            for out in done:
+                outcomes.append(out)
+                record(st, out, twins, pos)
+                bar.set_postfix_str(f"{out['cell'].method} {out['cell'].bits}b "
+                                    f"{'ok' if out['ok'] else 'FAILED'} {out['seconds']:.0f}s")
+                bar.update(1)
     finally:
         bar.close()
 
 
 def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
-    """Cells to run (one per key; the slowest first) and the twins of each key."""
+    """Tasks to run (:func:`tasks`: one cell per key, the slowest first) and the twins of
+    each key."""
     todo, twins = [], {}
     for c, s, k in zip(st["cell"], st["status"], st["key"]):
         if s != "missing" or (cells is not None and c not in cells):
@@ -114,7 +151,7 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
             twins[k] = [c]
             todo.append(c)
     todo.sort(key=_cost, reverse=True)
-    return todo, twins
+    return tasks(todo), twins
 
 
 def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
@@ -124,7 +161,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
 
     Tuning points of the missing cells (:func:`grid_cells`) run first, as
     cells of their own, so a grid is tuned in parallel; then the cells
-    themselves. jobs: joblib ``n_jobs`` (None: 1, or whatever an enclosing
+    themselves. Cells whose methods share work run in one worker, one after
+    another (:func:`tasks`). jobs: joblib ``n_jobs`` (None: 1, or whatever an enclosing
     ``joblib.parallel_config`` sets, e.g. the dask backend). errors:
     ``"raise"`` raises :class:`GridError` after every cell has been tried,
     ``"record"`` only records failures in the report. Columns: cell fields,
@@ -162,8 +200,9 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     outcomes: list = []
     for phase in (set(first), set(cells)):
         todo, twins = _missing(st, phase)
-        if todo and dask is not None:
-            execute_on_cluster(st, todo, twins, dask, root, data_dir, progress, name, outcomes)
+        if todo and dask is not None:  # (a Dask worker runs cells one by one: nothing shared)
+            execute_on_cluster(st, [c for t in todo for c in t], twins, dask, root, data_dir,
+                               progress, name, outcomes)
         elif todo:
             _execute(st, todo, twins, jobs, root, data_dir, progress, name, outcomes)
     for i, row in st.iterrows():  # metrics of cells that were already stored

@@ -155,6 +155,21 @@ class Method:
         for cfg in configs:
             yield self.fit(split, bits, seed, cfg, progress)
 
+    def shared_work(self, config: dict, bits: int) -> tuple | None:
+        """A name (hashable) for work a fit of ``config`` shares with other methods' fits
+        run after it in the same process, or None (the default: nothing shared).
+
+        Cells of one dataset, width, seed and split whose methods name the same
+        work run one after another in one worker
+        (:func:`phdlib.experiments.runner.run_grid`), so the later ones reuse it
+        (e.g. DCF's relaxed start, MF's SGD fits). It decides only where and
+        when cells run, never what they compute.
+        """
+        return None
+
+    def forget_shared_work(self) -> None:
+        """Drop what this process keeps of :meth:`shared_work` (the default: nothing kept)."""
+
     def run_cost(self, config: dict, bits: int) -> float:
         """Rough relative cost of one run (the grid runner starts costly cells first)."""
         return self.cost * (2 if bits >= 64 else 1)

@@ -12,7 +12,7 @@ from .. import codes as C
 from . import spec as S
 from .base import TUNE_RATINGS, Method
 from .fitted import CodeModel
-from .discrete import RatingGraph, fit_blocks, scale_ratings
+from .discrete import RatingGraph, fit_blocks, forget_starts, scale_ratings
 
 #: The alpha (= beta) values searched on validation: the DCF paper tunes both
 #: trade-off parameters over powers of ten; we search 1e-4 .. 1.
@@ -69,6 +69,7 @@ def fit_point(split, bits: int, seed: int, config: dict, sizes, Wu=None, Wi=None
                        tol=config.get("tol"), progress=progress, score=score,
                        user_offset=user_offset)
     info = {"iterations": len(model.log) - 1, "init_iterations": len(model.init_log),
+            "init_reused": bool(model.init_reused),
             "converged": bool(model.log[-1]["flips"] == 0),
             "train_seconds": time.perf_counter() - t0, "train_cpu_seconds": time.process_time() - c0}
     return model, info
@@ -148,6 +149,20 @@ class DCFMethod(Method):
         else:
             pairs = [(a, b) for a in config["alpha_grid"] for b in config["beta_grid"]]
         return [{"alpha": float(a), "beta": float(b), "tune": False} for a, b in pairs]
+
+    def shared_work(self, config: dict, bits: int) -> tuple | None:
+        """The relaxed starts of the fit (and of its grid): the same for DCF, DCF+bias and
+        DCF_PHD (:func:`phdlib.methods.discrete.shared_start`). A tuned config's
+        single-point alpha and beta are not part of it (the grid chooses them)."""
+        if config["init"] != "relaxed":
+            return None
+        keys = ["init_max_iterations", "init_tol", "init_x_factor", "init_count_weighted", "tune"]
+        keys += (["tune_ratings", "alpha_grid", "beta_grid", "grid_tied"] if config["tune"]
+                 else ["alpha", "beta"])
+        return ("dcf relaxed start", *((k, repr(config.get(k))) for k in keys))
+
+    def forget_shared_work(self) -> None:
+        forget_starts()
 
     #: the score the discrete rounds fit (:func:`fit_point`'s ``score``)
     fits = "hamming"

@@ -41,6 +41,8 @@ change a user's ranking, so it is not kept with the codes.
 """
 from __future__ import annotations
 
+import copy
+import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -51,8 +53,8 @@ from ..kernels import dcf as _k
 from .discrete_phd import check_score, linear_terms
 from .rating_graph import RatingGraph, scale_ratings
 
-__all__ = ["RatingGraph", "BlockModel", "scale_ratings", "balanced_decorrelated", "relaxed_init",
-           "fit_blocks", "objective", "pair_scores", "user_offsets"]
+__all__ = ["RatingGraph", "BlockModel", "Start", "scale_ratings", "balanced_decorrelated",
+           "relaxed_init", "fit_blocks", "forget_starts", "objective", "pair_scores", "user_offsets"]
 
 
 def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -115,6 +117,9 @@ class BlockModel:
     init_log: list = field(default_factory=list)
     #: float64 (n_users,): the per-user offsets of a ``user_offset`` fit (DCF+bias), else None
     offset: np.ndarray | None = None
+    #: whether the relaxed start was reused from an earlier fit in this process
+    #: (:func:`shared_start`; ``init_log`` is then that fit's, seconds included)
+    init_reused: bool = False
 
 
 def _block_prediction(g, L, R, wu, wi, score="hamming"):
@@ -237,8 +242,37 @@ def fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, **kwargs) -> Blo
         return _fit_blocks(g, target, sizes, Wu, Wi, **kwargs)
 
 
-def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar):
-    """(Bs, Ds, Xs, Ys, init_log): the ±1 codes to start the discrete descent from."""
+@dataclass
+class Start:
+    """Where the discrete descent starts (:func:`start_codes`).
+
+    Bs, Ds: per block int8 ±1 codes (n_users, r_b), (n_items, r_b); Xs, Ys:
+    per block float64 surrogates of the same shapes; init_log: one dict per
+    relaxed-initialisation round; rng_state: the seeded generator's state
+    after the start was drawn, so that a fit from a reused start goes on
+    with the same random numbers as one that drew it.
+    """
+
+    Bs: list
+    Ds: list
+    Xs: list
+    Ys: list
+    init_log: list
+    rng_state: dict
+
+    def copy(self) -> "Start":
+        """A deep copy (a fit changes its start's codes in place)."""
+        return Start([B.copy() for B in self.Bs], [D.copy() for D in self.Ds],
+                     [X.copy() for X in self.Xs], [Y.copy() for Y in self.Ys],
+                     [dict(r) for r in self.init_log], copy.deepcopy(self.rng_state))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for arrs in (self.Bs, self.Ds, self.Xs, self.Ys) for a in arrs)
+
+
+def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar) -> Start:
+    """The ±1 codes to start the discrete descent from, drawn with ``rng`` (advanced)."""
     init_log = []
     if init == "relaxed":
         Us, Vs, Xs, Ys, init_log = relaxed_init(
@@ -251,7 +285,57 @@ def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options,
         Ys = [balanced_decorrelated(V, rng) for V in Vs]
     else:
         raise ValueError(f"init must be 'relaxed' or 'random', got {init!r}")
-    return [_sign(U) for U in Us], [_sign(V) for V in Vs], Xs, Ys, init_log
+    return Start([_sign(U) for U in Us], [_sign(V) for V in Vs], Xs, Ys, init_log,
+                 copy.deepcopy(rng.bit_generator.state))
+
+
+#: Relaxed starts kept in this process (:func:`shared_start`), newest last.
+_STARTS: dict = {}
+#: At most this many bytes of them (the oldest leave first).
+STARTS_MAX_BYTES = 1 << 30
+
+
+def _start_key(g, target, sizes, Wu, Wi, alpha, beta, seed, init, init_options) -> str:
+    """sha256 over everything a start depends on: the ratings (layout and values), the
+    weights, the sizes, the trade-offs, the seed and the initialisation's options."""
+    h = hashlib.sha256()
+    for a in (g.u_indptr, g.u_items, target, Wu, Wi):
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.data)
+    h.update(repr((g.n_users, g.n_items, list(sizes), float(alpha), float(beta), int(seed), init,
+                   sorted(init_options.items()))).encode())
+    return h.hexdigest()
+
+
+def shared_start(key: str, draw: Callable[[], Start]) -> tuple[Start, bool]:
+    """``(start, reused)``: a copy of the start stored under ``key`` in this process
+    (``reused`` True), else ``draw()``'s, which is stored.
+
+    DCF, DCF+bias and DCF_PHD start from the same relaxed initialisation (the
+    inner-product one; :func:`_fit_blocks`), which is most of a fit's time:
+    run one after another in one process (as ``phd reproduce`` runs them:
+    :attr:`phdlib.methods.base.Method.shares`), the later ones reuse it. The
+    key hashes every input (:func:`_start_key`), so a reused start is the
+    one the fit would draw, bit for bit. Starts over
+    :data:`STARTS_MAX_BYTES` in all leave oldest first; :func:`forget_starts`
+    empties the store.
+    """
+    if key in _STARTS:
+        _STARTS[key] = _STARTS.pop(key)  # newest again
+        return _STARTS[key].copy(), True
+    start = draw()
+    _STARTS[key] = start.copy()
+    while sum(s.nbytes for s in _STARTS.values()) > STARTS_MAX_BYTES and len(_STARTS) > 1:
+        _STARTS.pop(next(iter(_STARTS)))
+    if _STARTS[key].nbytes > STARTS_MAX_BYTES:
+        _STARTS.pop(key)
+    return start, False
+
+
+def forget_starts() -> None:
+    """Empty this process's store of relaxed starts (:func:`shared_start`)."""
+    _STARTS.clear()
 
 
 def _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta, max_sweeps,
@@ -332,11 +416,21 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
         pbar = tqdm(total=max_iterations, desc=f"DCF blocks {sizes}", leave=False)
     init_options = {"max_iterations": init_max_iterations, "tol": init_tol,
                     "x_factor": init_x_factor, "count_weighted": init_count_weighted}
-    Bs, Ds, Xs, Ys, init_log = _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init,
-                                            init_options, pbar)
+
+    def draw():
+        return _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar)
+
+    if init == "relaxed" and isinstance(seed, (int, np.integer)):  # a seed the key can name
+        start, reused = shared_start(_start_key(g, target, sizes, Wu, Wi, alpha, beta, seed,
+                                                init, init_options), draw)
+        rng.bit_generator.state = start.rng_state
+    else:
+        start, reused = draw(), False
+    Bs, Ds, Xs, Ys, init_log = start.Bs, start.Ds, start.Xs, start.Ys, start.init_log
     preds = _predict_blocks(g, Bs, Ds, Wu, Wi, score)
     total = np.sum(preds, axis=0)
-    model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log)
+    model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log,
+                       init_reused=reused)
     # DCF+bias: the codes fit ``target - o_u``, with o_u set exactly before each round
     rating_user = np.repeat(np.arange(g.n_users), np.diff(g.u_indptr)) if user_offset else None
     fit_to = target

@@ -114,6 +114,17 @@ class _MFBase(Method):
         """The fitted model of factors ``P``, ``Q`` trained for ``secs`` seconds."""
         raise NotImplementedError
 
+    def shared_work(self, config: dict, bits: int) -> tuple | None:
+        """The memoised fits of :func:`fit_path`: the same for MF, MFmean and MFmedian (SGD).
+        A tuned config's single point (``reg``, ``epochs``) is not part of it."""
+        keys = sorted(self._options(config)) + ["tune"]
+        keys += (["tune_ratings", "reg_grid", "epochs_grid"] if config["tune"]
+                 else ["reg", "epochs"])
+        return ("mf fit path", self.algorithm, *((k, repr(config.get(k))) for k in keys))
+
+    def forget_shared_work(self) -> None:
+        _PATHS.clear()
+
     def fit(self, split, bits, seed, config, progress=False):
         return next(self.fit_grid(split, bits, seed, [config], progress))
 
