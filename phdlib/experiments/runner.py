@@ -33,7 +33,7 @@ from . import training
 from ..bench.machine import load_average
 # re-exported: runner.status and runner.grid_cells, as before they moved to cells
 from .cells import grid_cells, record, status  # noqa: F401
-from .cluster import execute as execute_on_cluster
+from .cluster import dependency_cells, execute as execute_on_cluster
 from ..io import records, write_json
 from ..results.provenance import git_commit  # noqa: F401  (re-exported: runner.git_commit)
 from .usage import peak_rss_mb, usage_since, usage_start
@@ -154,14 +154,24 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
     return tasks(todo), twins
 
 
+def _phases(missing: list, first: list, data_dir) -> tuple[set, set]:
+    """The cells of the two phases: first the tuning points, the tuned anchors and every
+    missing cell that depends on none of them; then the cells that reuse one of them
+    (:func:`phdlib.experiments.cluster.dependency_cells`). A cell waits only when it has to."""
+    first = set(first)
+    later = {c for c in missing if c not in first
+             and (first & set(dependency_cells(c, data_dir))) - {c}}
+    return first | (set(missing) - later), later
+
+
 def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
              progress: bool = True, errors: str = "raise", name: str = "grid",
              dask=None, command: str | None = None) -> pd.DataFrame:
     """Run the cells the store lacks; return one row per cell.
 
     Tuning points of the missing cells (:func:`grid_cells`) run first, as
-    cells of their own, so a grid is tuned in parallel; then the cells
-    themselves. Cells whose methods share work run in one worker, one after
+    cells of their own, so a grid is tuned in parallel, beside every cell
+    that needs none of them; then the cells that reuse them (:func:`_phases`). Cells whose methods share work run in one worker, one after
     another (:func:`tasks`). jobs: joblib ``n_jobs`` (None: 1, or whatever an enclosing
     ``joblib.parallel_config`` sets, e.g. the dask backend). errors:
     ``"raise"`` raises :class:`GridError` after every cell has been tried,
@@ -198,7 +208,7 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     st["peak_rss"] = None
     load_start = load_average()
     outcomes: list = []
-    for phase in (set(first), set(cells)):
+    for phase in _phases(missing, first, data_dir):
         todo, twins = _missing(st, phase)
         if todo and dask is not None:  # (a Dask worker runs cells one by one: nothing shared)
             execute_on_cluster(st, [c for t in todo for c in t], twins, dask, root, data_dir,
