@@ -80,16 +80,16 @@ def test_a_start_is_reused_only_for_the_same_ratings(synthetic_split):
 def test_stored_starts_stay_within_their_byte_budget(synthetic_split, monkeypatch):
     discrete.forget_starts()
     _fit("dcf", synthetic_split)
-    one = next(iter(discrete._STARTS.values())).nbytes
-    monkeypatch.setattr(discrete, "STARTS_MAX_BYTES", 2 * one)
+    one = discrete.STARTS.nbytes
+    monkeypatch.setattr(discrete.STARTS, "max_bytes", 2 * one)
     for a in (0.01, 0.02, 0.03):
         _fit("dcf", synthetic_split, alpha=a, beta=a)
-    assert len(discrete._STARTS) == 2, "older starts did not leave"
+    assert len(discrete.STARTS) == 2, "older starts did not leave"
     assert _fit("dcf", synthetic_split, alpha=0.03, beta=0.03)[1]["init_reused"]
     assert not _fit("dcf", synthetic_split)[1]["init_reused"], "the oldest start stayed"
-    monkeypatch.setattr(discrete, "STARTS_MAX_BYTES", one // 2)
+    monkeypatch.setattr(discrete.STARTS, "max_bytes", one // 2)
     _fit("dcf", synthetic_split, alpha=0.5, beta=0.5)
-    assert not discrete._STARTS, "a start over the whole budget was kept"
+    assert not discrete.STARTS, "a start over the whole budget was kept"
     discrete.forget_starts()
 
 
@@ -151,14 +151,14 @@ def test_a_task_drops_the_work_its_cells_shared(tmp_path, monkeypatch):
 
     def spy(cell, *a, **k):
         out = real(cell, *a, **k)
-        seen.append((cell.method, len(discrete._STARTS)))
+        seen.append((cell.method, len(discrete.STARTS)))
         return out
 
     monkeypatch.setattr(runner, "_run_cell", spy)
     outs = runner._run_task(cells, str(tmp_path), None)
     assert [o["ok"] for o in outs] == [True, True], [o["error"] for o in outs]
     assert seen == [("dcf", 1), ("dcf-bias", 1)], "the start was not kept between the cells"
-    assert not discrete._STARTS, "the task left its starts behind"
+    assert not discrete.STARTS, "the task left its starts behind"
     mf_methods._PATHS["x"] = 1
     runner._run_task([Cell("ml-100k", "mf", 8, 0, (("tune", False), ("epochs", 1)))],
                      str(tmp_path), None)

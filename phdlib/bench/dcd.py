@@ -19,7 +19,8 @@ import numpy as np
 from .machine import machine_info
 from .timing import interleaved, paired_ratio
 from ..kernels import dcf as K
-from ..methods.discrete import RatingGraph, balanced_decorrelated, scale_ratings
+from ..methods.discrete import RatingGraph, scale_ratings
+from ..methods.surrogates import balanced_decorrelated
 from ..methods.discrete_phd import linear_terms
 
 __all__ = ["sweep_problem", "sweep_ratio"]

@@ -28,7 +28,9 @@ shared by learned methods, with its early-stopping rule),
 VH_PHD, VH with a user bias), ``mf`` (MF by SGD and ALS), ``mf_methods``
 (MF, MF-ALS, MFmean, MFmedian), ``rating_graph`` (the training ratings of the discrete learners),
 ``discrete`` (the discrete block model of DCF
-and CCCF, fitting the inner-product or the PHD score), ``discrete_phd`` (the
+and CCCF, fitting the inner-product or the PHD score), ``surrogates`` (its
+balance and decorrelation surrogates in closed form), ``reuse`` (work kept in
+a process for later fits, e.g. DCF's relaxed starts), ``discrete_phd`` (the
 derivation and reference of DCF_PHD's bit updates), ``dcf``, ``dcf_phd``
 (DCF_PHD, not yet registered), ``cccf``, ``sanity``.
 """

@@ -42,7 +42,6 @@ change a user's ranking, so it is not kept with the codes.
 from __future__ import annotations
 
 import copy
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -52,44 +51,11 @@ import numpy as np
 from ..kernels import dcf as _k
 from .discrete_phd import check_score, linear_terms
 from .rating_graph import RatingGraph, scale_ratings
+from .reuse import Reuse, digest
+from .surrogates import balanced_decorrelated
 
 __all__ = ["RatingGraph", "BlockModel", "Start", "scale_ratings", "balanced_decorrelated",
            "relaxed_init", "fit_blocks", "forget_starts", "objective", "pair_scores", "user_offsets"]
-
-
-def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The ``X`` maximising ``tr(W^T X)`` s.t. ``1^T X = 0`` and ``X^T X = n I``.
-
-    W: (n, r) real (codes or relaxed vectors), n >= r + 1. Returns float64
-    (n, r). With the centred ``J W = P S Q^T`` (thin SVD; ``J`` removes column
-    means), ``X = sqrt(n) P Q^T`` (DCF's Eq. 16). Directions where ``J W`` is
-    rank deficient (e.g. a bit equal for every user) are completed with
-    random unit vectors orthogonal to ``1`` and to ``P`` (Gram-Schmidt on a
-    seeded random draw) and paired with the null right singular vectors, so
-    the constraints hold exactly whatever the rank. (The reference pairs the
-    completed left vectors with right vectors in eigenvalue order, which
-    keeps the constraints but not the optimum; we pair them correctly.)
-    """
-    W = np.asarray(W, dtype=np.float64)
-    n, r = W.shape
-    if n < r + 1:
-        raise ValueError(f"need more rows than bits + 1 for balanced codes, got n={n}, r={r}")
-    J = W - W.mean(axis=0)
-    P, s, Qt = np.linalg.svd(J, full_matrices=False)  # P (n, r), Qt (r, r)
-    tol = max(n, r) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
-    keep = s > max(tol, 1e-12)
-    k = int(keep.sum())
-    Pk = P[:, keep]
-    if k < r:
-        Z = rng.random((n, r - k))
-        Z -= Z.mean(axis=0)
-        for _ in range(2):  # twice is enough for orthogonality to rounding
-            Z -= Pk @ (Pk.T @ Z)
-            Z -= Z.mean(axis=0)
-            Z, _r = np.linalg.qr(Z)
-        Pk = np.hstack([Pk, Z])
-        Qt = np.vstack([Qt[keep], Qt[~keep]])
-    return np.sqrt(n) * (Pk @ Qt)
 
 
 # ---------------------------------------------------------------------------
@@ -289,53 +255,35 @@ def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options,
                  copy.deepcopy(rng.bit_generator.state))
 
 
-#: Relaxed starts kept in this process (:func:`shared_start`), newest last.
-_STARTS: dict = {}
-#: At most this many bytes of them (the oldest leave first).
-STARTS_MAX_BYTES = 1 << 30
+#: The relaxed starts kept in this process (:func:`shared_start`), at most 1 GiB.
+STARTS = Reuse("relaxed starts of DCF", 1 << 30)
 
 
 def _start_key(g, target, sizes, Wu, Wi, alpha, beta, seed, init, init_options) -> str:
-    """sha256 over everything a start depends on: the ratings (layout and values), the
-    weights, the sizes, the trade-offs, the seed and the initialisation's options."""
-    h = hashlib.sha256()
-    for a in (g.u_indptr, g.u_items, target, Wu, Wi):
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.data)
-    h.update(repr((g.n_users, g.n_items, list(sizes), float(alpha), float(beta), int(seed), init,
-                   sorted(init_options.items()))).encode())
-    return h.hexdigest()
+    """What a start depends on: the ratings (layout and values), the weights, the sizes,
+    the trade-offs, the seed and the initialisation's options (:func:`digest`)."""
+    return digest(g.u_indptr, g.u_items, target, Wu, Wi, shape=(g.n_users, g.n_items),
+                  sizes=list(sizes), alpha=float(alpha), beta=float(beta), seed=int(seed),
+                  init=init, options=sorted(init_options.items()))
 
 
 def shared_start(key: str, draw: Callable[[], Start]) -> tuple[Start, bool]:
-    """``(start, reused)``: a copy of the start stored under ``key`` in this process
-    (``reused`` True), else ``draw()``'s, which is stored.
+    """``(start, reused)``: a copy of the start kept under ``key`` in this process
+    (``reused`` True), else ``draw()``'s, which is kept (:data:`STARTS`).
 
     DCF, DCF+bias and DCF_PHD start from the same relaxed initialisation (the
     inner-product one; :func:`_fit_blocks`), which is most of a fit's time:
     run one after another in one process (as ``phd reproduce`` runs them:
-    :attr:`phdlib.methods.base.Method.shares`), the later ones reuse it. The
-    key hashes every input (:func:`_start_key`), so a reused start is the
-    one the fit would draw, bit for bit. Starts over
-    :data:`STARTS_MAX_BYTES` in all leave oldest first; :func:`forget_starts`
-    empties the store.
+    :meth:`phdlib.methods.base.Method.shared_work`), the later ones reuse it.
+    The key hashes every input (:func:`_start_key`), so a reused start is the
+    one the fit would draw, bit for bit. :func:`forget_starts` keeps nothing.
     """
-    if key in _STARTS:
-        _STARTS[key] = _STARTS.pop(key)  # newest again
-        return _STARTS[key].copy(), True
-    start = draw()
-    _STARTS[key] = start.copy()
-    while sum(s.nbytes for s in _STARTS.values()) > STARTS_MAX_BYTES and len(_STARTS) > 1:
-        _STARTS.pop(next(iter(_STARTS)))
-    if _STARTS[key].nbytes > STARTS_MAX_BYTES:
-        _STARTS.pop(key)
-    return start, False
+    return STARTS.get(key, draw)
 
 
 def forget_starts() -> None:
-    """Empty this process's store of relaxed starts (:func:`shared_start`)."""
-    _STARTS.clear()
+    """Keep no relaxed start in this process (:data:`STARTS`)."""
+    STARTS.forget()
 
 
 def _discrete_round(g, target, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta, max_sweeps,
