@@ -50,8 +50,38 @@ def test_a_reused_start_gives_the_fit_that_draws_its_own(synthetic_split, first,
     discrete.forget_starts()
 
 
+def test_a_fit_from_a_reused_start_draws_the_same_random_numbers(synthetic_split, monkeypatch):
+    """With surrogates that draw from the generator every round, the fit's last X shows
+    whether a reused start hands on the generator's state (no rank deficiency needed)."""
+    real = discrete.balanced_decorrelated
+
+    def drawing(W, rng):
+        return real(W, rng) + rng.standard_normal()
+
+    monkeypatch.setattr(discrete, "balanced_decorrelated", drawing)
+    discrete.forget_starts()
+    alone = _fit("dcf-phd", synthetic_split)
+    discrete.forget_starts()
+    _fit("dcf", synthetic_split)
+    after = _fit("dcf-phd", synthetic_split)
+    assert after[1]["init_reused"]
+    _same(alone, after)
+    discrete.forget_starts()
+
+
+def test_a_reused_fit_reports_the_cost_of_the_fit_it_equals(synthetic_split):
+    discrete.forget_starts()
+    lead = _fit("dcf", synthetic_split)
+    after = _fit("dcf-bias", synthetic_split)
+    drawn = lead[0].init_seconds
+    assert after[0].init_seconds == drawn and drawn[0] > 0
+    assert after[1]["train_seconds"] >= drawn[0] and after[1]["train_cpu_seconds"] >= drawn[1]
+    discrete.forget_starts()
+
+
 @pytest.mark.parametrize("change", [{"alpha": 0.01}, {"beta": 0.01}, {"seed": 1}, {"bits": 8},
-                                    {"init_max_iterations": 3}, {"init_x_factor": 2.0}])
+                                    {"init_max_iterations": 3}, {"init_x_factor": 2.0},
+                                    {"init_tol": 1e-3}, {"init_count_weighted": False}])
 def test_a_start_is_reused_only_for_the_same_inputs(synthetic_split, change):
     discrete.forget_starts()
     _fit("dcf", synthetic_split)
@@ -74,6 +104,10 @@ def test_a_start_is_reused_only_for_the_same_ratings(synthetic_split):
     moved[0] = -moved[0] if moved[0] else 1.0
     assert not discrete.fit_blocks(g, moved, [16], **kw).init_reused
     assert not discrete.fit_blocks(g, target, [16], init="random", **kw).init_reused
+    assert not discrete.fit_blocks(g, target * 0.5, [16], **kw).init_reused  # another scale
+    Wu = np.full((g.n_users, 1), 2.0)
+    assert not discrete.fit_blocks(g, target, [16], Wu=Wu, **kw).init_reused
+    assert discrete.fit_blocks(g, target, [16], Wu=Wu, **kw).init_reused
     discrete.forget_starts()
 
 
@@ -163,3 +197,38 @@ def test_a_task_drops_the_work_its_cells_shared(tmp_path, monkeypatch):
     runner._run_task([Cell("ml-100k", "mf", 8, 0, (("tune", False), ("epochs", 1)))],
                      str(tmp_path), None)
     assert not mf_methods._PATHS
+
+
+def test_the_store_of_starts_is_safe_under_threads():
+    import threading
+
+    from phdlib.methods.reuse import Reuse
+
+    class Value:
+        def __init__(self, n):
+            self.a = np.full(n, n)
+            self.nbytes = self.a.nbytes
+
+        def copy(self):
+            return Value(len(self.a))
+
+    store, errors = Reuse("test values", 10 * 8 * 64), []
+
+    def work(i):
+        try:
+            for j in range(300):
+                n = 1 + (i * 7 + j) % 23
+                v, _ = store.get(str(n), lambda: Value(n))
+                assert len(v.a) == n and (v.a == n).all()
+                if j % 50 == i:
+                    store.forget()
+                assert store.nbytes <= store.max_bytes
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

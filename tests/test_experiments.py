@@ -356,10 +356,19 @@ def test_a_cell_that_needs_no_tuning_runs_beside_the_tuning_points(fake):
     """Only the cells that reuse a tuned point wait for the points (no idle workers before)."""
     tuned = E.Cell("d", "fake", 8, 1, E.freeze({"tune": True}))
     free = E.Cell("d", "fake", 16, 0)
-    first, later = runner._phases([tuned, free], runner.grid_cells([tuned, free]), None)
+    points = runner.grid_cells([tuned, free])
+    first, later = runner._phases([tuned, free, *points], points, None)  # all missing
     assert free in first and tuned in later and tuned not in first
     assert len(first) == 3 + 1  # the three points and the free cell
     rep = E.run_grid([tuned, free], jobs=1, progress=False)
     assert list(rep["status"]) == ["ran", "ran"]
     order = [(b, s) for _, b, s, _ in CALLS]
     assert order.index((16, 0)) < order.index((8, 1)), order
+
+
+def test_a_cell_whose_tuning_points_are_stored_does_not_wait(fake):
+    tuned = E.Cell("d", "fake", 8, 1, E.freeze({"tune": True}))
+    points = runner.grid_cells([tuned])
+    E.run_grid(points, jobs=1, progress=False)  # the points are stored now
+    first, later = runner._phases([tuned], points, None)
+    assert tuned in first and not later

@@ -156,12 +156,13 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
 
 def _phases(missing: list, first: list, data_dir) -> tuple[set, set]:
     """The cells of the two phases: first the tuning points, the tuned anchors and every
-    missing cell that depends on none of them; then the cells that reuse one of them
-    (:func:`phdlib.experiments.cluster.dependency_cells`). A cell waits only when it has to."""
-    first = set(first)
-    later = {c for c in missing if c not in first
-             and (first & set(dependency_cells(c, data_dir))) - {c}}
-    return first | (set(missing) - later), later
+    missing cell that depends on none of them still missing; then the cells that reuse
+    one of those (:func:`phdlib.experiments.cluster.dependency_cells`). A cell waits only
+    when it has to."""
+    pending = set(first) & set(missing)
+    later = {c for c in missing if c not in pending
+             and (pending & set(dependency_cells(c, data_dir))) - {c}}
+    return set(first) | (set(missing) - later), later
 
 
 def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
@@ -171,8 +172,11 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
 
     Tuning points of the missing cells (:func:`grid_cells`) run first, as
     cells of their own, so a grid is tuned in parallel, beside every cell
-    that needs none of them; then the cells that reuse them (:func:`_phases`). Cells whose methods share work run in one worker, one after
-    another (:func:`tasks`). jobs: joblib ``n_jobs`` (None: 1, or whatever an enclosing
+    that needs none of them; then the cells that reuse them (:func:`_phases`).
+    Cells whose methods share work run in one worker, one after another
+    (:func:`tasks`; not on a Dask cluster, which runs cells one by one); a
+    task's outcomes are recorded when the whole task ends.
+    jobs: joblib ``n_jobs`` (None: 1, or whatever an enclosing
     ``joblib.parallel_config`` sets, e.g. the dask backend). errors:
     ``"raise"`` raises :class:`GridError` after every cell has been tried,
     ``"record"`` only records failures in the report. Columns: cell fields,
@@ -208,9 +212,10 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     st["peak_rss"] = None
     load_start = load_average()
     outcomes: list = []
-    for phase in _phases(missing, first, data_dir):
+    pending = [c for c, s in zip(st["cell"], st["status"]) if s == "missing"]  # points too
+    for phase in _phases(pending, first, data_dir):
         todo, twins = _missing(st, phase)
-        if todo and dask is not None:  # (a Dask worker runs cells one by one: nothing shared)
+        if todo and dask is not None:  # cells one by one: a worker shares no work between them
             execute_on_cluster(st, [c for t in todo for c in t], twins, dask, root, data_dir,
                                progress, name, outcomes)
         elif todo:

@@ -32,7 +32,7 @@ and CCCF, fitting the inner-product or the PHD score), ``surrogates`` (its
 balance and decorrelation surrogates in closed form), ``reuse`` (work kept in
 a process for later fits, e.g. DCF's relaxed starts), ``discrete_phd`` (the
 derivation and reference of DCF_PHD's bit updates), ``dcf``, ``dcf_phd``
-(DCF_PHD, not yet registered), ``cccf``, ``sanity``.
+(DCF_PHD), ``dcf_bias`` (DCF+bias), ``cccf``, ``sanity``.
 """
 from __future__ import annotations
 

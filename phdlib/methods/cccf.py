@@ -38,6 +38,7 @@ import numpy as np
 from . import dcf as _dcf
 from . import spec as S
 from .base import TUNE_RATINGS, Method
+from .discrete import forget_starts
 from .fitted import BlockCodeModel
 from . import mf_methods as _mf
 
@@ -239,6 +240,10 @@ class CCCFMethod(Method):
     #: the quick profile: the single point (one block of ``bits``), no grid
     quick = {"tune": False}
     config_spec = CONFIG_SPEC
+
+    def forget_shared_work(self) -> None:
+        """A relaxed start (``init="relaxed"``) is kept like DCF's: drop it."""
+        forget_starts()
 
     def defaults(self, dataset: str, bits: int) -> dict:
         return {"blocks": [int(bits)], "alpha": 1e-3, "beta": 1e-3,

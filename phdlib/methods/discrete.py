@@ -86,6 +86,8 @@ class BlockModel:
     #: whether the relaxed start was reused from an earlier fit in this process
     #: (:func:`shared_start`; ``init_log`` is then that fit's, seconds included)
     init_reused: bool = False
+    #: wall and CPU seconds of drawing the start (the earlier fit's when reused)
+    init_seconds: tuple = (0.0, 0.0)
 
 
 def _block_prediction(g, L, R, wu, wi, score="hamming"):
@@ -210,13 +212,15 @@ def fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, **kwargs) -> Blo
 
 @dataclass
 class Start:
-    """Where the discrete descent starts (:func:`start_codes`).
+    """Where the discrete descent starts (:func:`_start_codes`).
 
     Bs, Ds: per block int8 ±1 codes (n_users, r_b), (n_items, r_b); Xs, Ys:
     per block float64 surrogates of the same shapes; init_log: one dict per
     relaxed-initialisation round; rng_state: the seeded generator's state
     after the start was drawn, so that a fit from a reused start goes on
-    with the same random numbers as one that drew it.
+    with the same random numbers as one that drew it; seconds, cpu_seconds:
+    what drawing it cost (wall and CPU), so that a fit that reuses it can
+    report the cost of the fit it equals.
     """
 
     Bs: list
@@ -225,12 +229,15 @@ class Start:
     Ys: list
     init_log: list
     rng_state: dict
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     def copy(self) -> "Start":
         """A deep copy (a fit changes its start's codes in place)."""
         return Start([B.copy() for B in self.Bs], [D.copy() for D in self.Ds],
                      [X.copy() for X in self.Xs], [Y.copy() for Y in self.Ys],
-                     [dict(r) for r in self.init_log], copy.deepcopy(self.rng_state))
+                     [dict(r) for r in self.init_log], copy.deepcopy(self.rng_state),
+                     self.seconds, self.cpu_seconds)
 
     @property
     def nbytes(self) -> int:
@@ -239,6 +246,7 @@ class Start:
 
 def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar) -> Start:
     """The ±1 codes to start the discrete descent from, drawn with ``rng`` (advanced)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     init_log = []
     if init == "relaxed":
         Us, Vs, Xs, Ys, init_log = relaxed_init(
@@ -252,7 +260,8 @@ def _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options,
     else:
         raise ValueError(f"init must be 'relaxed' or 'random', got {init!r}")
     return Start([_sign(U) for U in Us], [_sign(V) for V in Vs], Xs, Ys, init_log,
-                 copy.deepcopy(rng.bit_generator.state))
+                 copy.deepcopy(rng.bit_generator.state), time.perf_counter() - t0,
+                 time.process_time() - c0)
 
 
 #: The relaxed starts kept in this process (:func:`shared_start`), at most 1 GiB.
@@ -260,9 +269,10 @@ STARTS = Reuse("relaxed starts of DCF", 1 << 30)
 
 
 def _start_key(g, target, sizes, Wu, Wi, alpha, beta, seed, init, init_options) -> str:
-    """What a start depends on: the ratings (layout and values), the weights, the sizes,
-    the trade-offs, the seed and the initialisation's options (:func:`digest`)."""
-    return digest(g.u_indptr, g.u_items, target, Wu, Wi, shape=(g.n_users, g.n_items),
+    """What a start depends on: the ratings (both layouts and the values), the weights,
+    the sizes, the trade-offs, the seed and the initialisation's options (:func:`digest`)."""
+    return digest(g.u_indptr, g.u_items, g.i_indptr, g.i_users, g.i_pos, target, Wu, Wi,
+                  shape=(g.n_users, g.n_items),
                   sizes=list(sizes), alpha=float(alpha), beta=float(beta), seed=int(seed),
                   init=init, options=sorted(init_options.items()))
 
@@ -378,7 +388,7 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     preds = _predict_blocks(g, Bs, Ds, Wu, Wi, score)
     total = np.sum(preds, axis=0)
     model = BlockModel(np.hstack(Bs), np.hstack(Ds), starts, Wu, Wi, Xs, Ys, [], init_log,
-                       init_reused=reused)
+                       init_reused=reused, init_seconds=(start.seconds, start.cpu_seconds))
     # DCF+bias: the codes fit ``target - o_u``, with o_u set exactly before each round
     rating_user = np.repeat(np.arange(g.n_users), np.diff(g.u_indptr)) if user_offset else None
     fit_to = target

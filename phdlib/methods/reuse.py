@@ -4,7 +4,9 @@ A :class:`Reuse` store holds values under keys that hash every input of the
 work (:func:`digest`), so a value is found again only by a fit that would
 have computed exactly it. It hands out copies (a fit may change what it is
 given in place), keeps the newest values within a byte budget (the oldest
-leave first) and is emptied by :meth:`Reuse.forget`. Which fits share work
+leave first) and is emptied by :meth:`Reuse.forget`. It is safe under
+threads (a backend that runs several tasks in one process): a value
+forgotten under a task only makes its next fit compute it again. Which fits share work
 is a property of the methods (:meth:`phdlib.methods.base.Method.shared_work`);
 the grid runner runs them one after another in one worker and then calls
 :meth:`phdlib.methods.base.Method.forget_shared_work`.
@@ -12,6 +14,7 @@ the grid runner runs them one after another in one worker and then calls
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Callable, Protocol
 
 import numpy as np
@@ -44,6 +47,7 @@ class Reuse:
     def __init__(self, what: str, max_bytes: int):
         self.what, self.max_bytes = what, int(max_bytes)
         self._items: dict = {}
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -53,22 +57,28 @@ class Reuse:
 
     @property
     def nbytes(self) -> int:
-        return sum(v.nbytes for v in self._items.values())
+        with self._lock:
+            return sum(v.nbytes for v in self._items.values())
 
     def get(self, key: str, make: Callable[[], Reusable]) -> tuple[Reusable, bool]:
         """``(value, reused)``: a copy of the value kept under ``key`` (``reused`` True),
         else ``make()``'s value, a copy of which is kept."""
-        if key in self._items:
-            self._items[key] = self._items.pop(key)  # newest again
-            return self._items[key].copy(), True
-        value = make()
-        self._items[key] = value.copy()
-        while self.nbytes > self.max_bytes and len(self._items) > 1:
-            self._items.pop(next(iter(self._items)))
-        if self._items[key].nbytes > self.max_bytes:
-            self._items.pop(key)
+        with self._lock:
+            kept = self._items.pop(key, None)
+            if kept is not None:
+                self._items[key] = kept  # newest again
+        if kept is not None:
+            return kept.copy(), True  # kept is never changed: copies go in and out
+        value = make()  # (outside the lock: other threads' fits go on meanwhile)
+        kept = value.copy()
+        with self._lock:
+            if kept.nbytes <= self.max_bytes:  # (a value over the budget alone is not kept)
+                self._items[key] = kept
+            while self._items and sum(v.nbytes for v in self._items.values()) > self.max_bytes:
+                self._items.pop(next(iter(self._items)))
         return value, False
 
     def forget(self) -> None:
         """Keep nothing."""
-        self._items.clear()
+        with self._lock:
+            self._items.clear()
