@@ -291,6 +291,20 @@ def shared_start(key: str, draw: Callable[[], Start]) -> tuple[Start, bool]:
     return STARTS.get(key, draw)
 
 
+def _start(g, target, sizes, Wu, Wi, alpha, beta, seed, rng, init, init_options, pbar):
+    """``(start, reused)`` of a fit: a relaxed start through :func:`shared_start` (``rng``
+    then set to the state after it), else one drawn with ``rng``."""
+    def draw():
+        return _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar)
+
+    if init != "relaxed" or not isinstance(seed, (int, np.integer)):  # no key names the seed
+        return draw(), False
+    start, reused = shared_start(_start_key(g, target, sizes, Wu, Wi, alpha, beta, seed, init,
+                                            init_options), draw)
+    rng.bit_generator.state = start.rng_state
+    return start, reused
+
+
 def forget_starts() -> None:
     """Keep no relaxed start in this process (:data:`STARTS`)."""
     STARTS.forget()
@@ -375,15 +389,8 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     init_options = {"max_iterations": init_max_iterations, "tol": init_tol,
                     "x_factor": init_x_factor, "count_weighted": init_count_weighted}
 
-    def draw():
-        return _start_codes(g, target, sizes, Wu, Wi, alpha, beta, rng, init, init_options, pbar)
-
-    if init == "relaxed" and isinstance(seed, (int, np.integer)):  # a seed the key can name
-        start, reused = shared_start(_start_key(g, target, sizes, Wu, Wi, alpha, beta, seed,
-                                                init, init_options), draw)
-        rng.bit_generator.state = start.rng_state
-    else:
-        start, reused = draw(), False
+    start, reused = _start(g, target, sizes, Wu, Wi, alpha, beta, seed, rng, init, init_options,
+                           pbar)
     Bs, Ds, Xs, Ys, init_log = start.Bs, start.Ds, start.Xs, start.Ys, start.init_log
     preds = _predict_blocks(g, Bs, Ds, Wu, Wi, score)
     total = np.sum(preds, axis=0)
