@@ -85,10 +85,7 @@ def remote_cell(cell, split, fingerprint: str, deps: list) -> dict:
                 "traceback": traceback.format_exc(), **usage_since(start)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
-        try:  # a worker keeps no shared work of one cell into the next
-            methods.get(cell.method).forget_shared_work()
-        except Exception:  # noqa: BLE001 - an unknown method's cell has already failed
-            pass
+        methods.forget_shared_work([cell.method])  # none kept into the worker's next cell
 
 
 def client_for(dask):

@@ -89,7 +89,8 @@ def tasks(cells: list) -> list[list]:
     for c in cells:
         work = _shared_work(c)
         groups.setdefault(c if work is None else work, []).append(c)
-    return sorted(groups.values(), key=lambda t: sum(map(_cost, t)), reverse=True)
+    cost = {c: _cost(c) for c in cells}
+    return sorted(groups.values(), key=lambda t: sum(cost[c] for c in t), reverse=True)
 
 
 def _run_task(cells: list, root: str, data_dir: str | None, client_pid: int | None = None) -> list:
@@ -99,11 +100,7 @@ def _run_task(cells: list, root: str, data_dir: str | None, client_pid: int | No
     try:
         return [_run_cell(c, root, data_dir, client_pid) for c in cells]
     finally:
-        for name in dict.fromkeys(c.method for c in cells):
-            try:
-                methods.get(name).forget_shared_work()
-            except Exception:  # noqa: BLE001 - an unknown method's cell has already failed
-                pass
+        methods.forget_shared_work(c.method for c in cells)
 
 
 class GridError(RuntimeError):

@@ -37,7 +37,7 @@ derivation and reference of DCF_PHD's bit updates), ``dcf``, ``dcf_phd``
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..names import METHODS
 from .base import UNSET, Method
@@ -49,7 +49,7 @@ from .tuning import TUNE_SEED
 __all__ = ["REGISTRY", "RANKS", "Method", "Fitted", "CodeModel", "VectorModel", "ItemScoreModel",
            "BlockCodeModel", "value_kind", "evaluate_codes", "get", "names", "label", "register", "MethodNotAvailable",
            "UNSET", "ConfigSpec", "ConfigTypeError", "Key", "TUNE_SEED", "resolve_config",
-           "quick_overrides", "colors", "Declarations"]
+           "quick_overrides", "colors", "Declarations", "forget_shared_work"]
 
 #: name -> "module:attribute" of the method object, in the order of the
 #: paper's Table 1 (its seven methods), then our additions. It is written in
@@ -88,6 +88,17 @@ def get(name: str) -> Method:
         raise MethodNotAvailable(f"unknown method {name!r}; known: {known}")
     mod_name, attr = REGISTRY[name].split(":")
     return getattr(importlib.import_module(mod_name), attr)
+
+
+def forget_shared_work(names: Iterable[str]) -> None:
+    """:meth:`Method.forget_shared_work` of each method named (an unknown name is skipped:
+    its cell has failed already, saying so)."""
+    for name in dict.fromkeys(names):
+        try:
+            method = get(name)
+        except MethodNotAvailable:
+            continue
+        method.forget_shared_work()
 
 
 def names(ranks_by: str | None = None, learns_codes: bool | None = None,

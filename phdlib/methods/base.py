@@ -170,6 +170,13 @@ class Method:
     def forget_shared_work(self) -> None:
         """Drop what this process keeps of :meth:`shared_work` (the default: nothing kept)."""
 
+    @staticmethod
+    def config_work(tag: str, config: dict, keys: list, grid: list, point: list) -> tuple:
+        """A :meth:`shared_work` name made of ``tag`` and the config's values of ``keys``,
+        ``tune``, then ``grid`` when it tunes (the grid decides the points) or ``point``."""
+        chosen = list(keys) + ["tune"] + list(grid if config["tune"] else point)
+        return (tag, *((k, repr(config.get(k))) for k in chosen))
+
     def run_cost(self, config: dict, bits: int) -> float:
         """Rough relative cost of one run (the grid runner starts costly cells first)."""
         return self.cost * (2 if bits >= 64 else 1)

@@ -163,10 +163,10 @@ class DCFMethod(Method):
         single-point alpha and beta are not part of it (the grid chooses them)."""
         if config["init"] != "relaxed":
             return None
-        keys = ["init_max_iterations", "init_tol", "init_x_factor", "init_count_weighted", "tune"]
-        keys += (["tune_ratings", "alpha_grid", "beta_grid", "grid_tied"] if config["tune"]
-                 else ["alpha", "beta"])
-        return ("dcf relaxed start", *((k, repr(config.get(k))) for k in keys))
+        return self.config_work(
+            "dcf relaxed start", config,
+            ["init_max_iterations", "init_tol", "init_x_factor", "init_count_weighted"],
+            grid=["tune_ratings", "alpha_grid", "beta_grid", "grid_tied"], point=["alpha", "beta"])
 
     def forget_shared_work(self) -> None:
         forget_starts()

@@ -117,10 +117,10 @@ class _MFBase(Method):
     def shared_work(self, config: dict, bits: int) -> tuple | None:
         """The memoised fits of :func:`fit_path`: the same for MF, MFmean and MFmedian (SGD).
         A tuned config's single point (``reg``, ``epochs``) is not part of it."""
-        keys = sorted(self._options(config)) + ["tune"]
-        keys += (["tune_ratings", "reg_grid", "epochs_grid"] if config["tune"]
-                 else ["reg", "epochs"])
-        return ("mf fit path", self.algorithm, *((k, repr(config.get(k))) for k in keys))
+        return self.config_work(f"mf fit path {self.algorithm}", config,
+                                sorted(self._options(config)),
+                                grid=["tune_ratings", "reg_grid", "epochs_grid"],
+                                point=["reg", "epochs"])
 
     def forget_shared_work(self) -> None:
         _PATHS.clear()
