@@ -67,7 +67,8 @@ class ChapterResult:
     parameters: dict = field(default_factory=dict)
 
 
-def _library_hash(root: Path) -> str:
+def library_hash(root: Path) -> str:
+    """sha256 over the ``phdlib`` sources under ``root`` (part of every chapter's cache key)."""
     h = hashlib.sha256()
     lib = root / "phdlib"
     for f in sorted(lib.rglob("*.py")):
@@ -354,7 +355,7 @@ def _build(
     stage_static(root, stage)
     stage_synthetic_banner(stage, parameters.get("dataset"))
 
-    lib_hash = _library_hash(root)
+    lib_hash = library_hash(root)
     data_dir = os.environ.get("PHD_DATA_DIR", "")
     results: list[ChapterResult] = []
     srcs = chapters(root)

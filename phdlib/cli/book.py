@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 from ..names import PROFILES
-from .options import add_json_flag, dump_json, fail, name_value, seconds_above_zero
+from .options import (add_json_flag, dump_json, fail, name_value, output_file_problem,
+                      seconds_above_zero)
 
 
 def _parse_params(items: list[str]) -> dict:
@@ -13,7 +14,11 @@ def _parse_params(items: list[str]) -> dict:
 
 def _build(args) -> int:
     from ..book import driver as book
+    from ..book import record
 
+    problem = args.record and output_file_problem("--record", args.record)
+    if problem:
+        return fail(problem)
     params = {}
     if args.dataset is not None:
         params["dataset"] = args.dataset
@@ -21,11 +26,13 @@ def _build(args) -> int:
         params["profile"] = args.profile
     try:
         params.update(_parse_params(args.param))
-        res = book.build(
+        opts = dict(
             parameters=params, only=args.chapter or None, force=args.force, site=not args.no_site,
             log=(lambda *a: print(*a, file=sys.stderr)) if args.json else print,
             cell_timeout=args.cell_timeout,
         )
+        res = (record.build_recorded(args.record, command=args.command_line, **opts)
+               if args.record else book.build(**opts))
     except (book.ChapterError, book.SiteBuildError) as exc:  # a chapter or the site failed
         return fail(str(exc), 1)
     except (FileNotFoundError, ValueError) as exc:  # a bad option value
@@ -33,6 +40,27 @@ def _build(args) -> int:
     if args.json:
         dump_json({r.name: {"seconds": r.seconds, "executed": r.executed, "parameters": r.parameters}
                    for r in res})
+    return 0
+
+
+def _record(args) -> int:
+    from ..book import record
+
+    problem = output_file_problem("--out", args.out)
+    if problem:
+        return fail(problem)
+    try:
+        path = record.write(args.out, command=args.command_line)
+    except (FileNotFoundError, ValueError) as exc:  # no book here, nothing executed, a bad notebook
+        return fail(str(exc), 2)
+    rec = record.load(path)
+    if args.json:
+        dump_json({"out": str(path), "chapters": len(rec["rows"]), **rec["build"]})
+    else:
+        b = rec["build"]
+        print(f"{path}: {len(rec['rows'])} chapters, {b['chapter_seconds'] / 60:.1f} min of "
+              f"execution, {b['span_seconds'] / 60:.1f} min from the first start to the last end"
+              + (f"; never executed: {', '.join(b['missing'])}" if b["missing"] else ""))
     return 0
 
 
@@ -75,8 +103,19 @@ def register(sub) -> None:
     b.add_argument("--cell-timeout", type=seconds_above_zero, default=None, metavar="SECONDS",
                    help="fail a chapter whose cell runs longer than this (default: no limit; "
                         "at the paper's settings on a large dataset one cell trains for hours)")
+    b.add_argument("--record", default=None, metavar="FILE",
+                   help="write what the build cost to FILE (JSON): each chapter's seconds, the "
+                        "build's wall time, the runs the results store gained and the peak "
+                        "memory of the build, its kernels and their workers together; the "
+                        "chapter 'Cost at scale' reads such a file")
     add_json_flag(b)
     b.set_defaults(func=_build)
+
+    r = bs.add_parser("record", help="write what the last build's chapters cost (papermill's "
+                                     "timing of each executed chapter) to a JSON file")
+    r.add_argument("--out", required=True, metavar="FILE", help="the record's JSON file")
+    add_json_flag(r)
+    r.set_defaults(func=_record)
 
     ls = bs.add_parser("list", help="chapters in order, with their parameters")
     add_json_flag(ls)

@@ -4,8 +4,10 @@
 process that runs it (a cell of a grid, a task on a Dask worker);
 :func:`peak_rss_mb` and :func:`cpu_seconds` read the process's totals so far
 (what :func:`phdlib.studies.scale.measure` reads after each stage of a cell, so a
-stage's peak there is the cell process's peak up to that stage). Units:
-seconds and MB (2**20 bytes).
+stage's peak there is the cell process's peak up to that stage);
+:class:`TreeMemory` samples what a process and all its descendants hold at
+once (a book build's kernels and their workers). Units: seconds and MB
+(2**20 bytes).
 """
 from __future__ import annotations
 
@@ -80,3 +82,67 @@ def usage_since(start: dict) -> dict:
     return {"seconds": time.perf_counter() - start["t0"],
             "cpu_seconds": cpu_seconds() - start["c0"], "peak_rss_mb": peak, "peak_rss": kind,
             "host": socket.gethostname(), "pid": os.getpid()}
+
+
+class TreeMemory:
+    """The resident memory of this process and all its descendants together, sampled.
+
+    Used as a context manager: while the block runs, a thread sums the resident
+    set of the process tree (this process, its children and theirs: a book
+    build's kernels and their workers) every ``interval`` seconds. After it,
+    ``peak_total_mb`` is the largest sum seen, ``peak_process_mb`` the largest
+    single process, ``samples`` how many sums were taken (MB: 2**20 bytes).
+    A sample is a snapshot: a peak shorter than the interval can fall between
+    two, so both peaks are lower bounds of the true ones.
+    """
+
+    def __init__(self, interval: float = 1.0):
+        if not interval > 0:
+            raise ValueError(f"interval: seconds above 0; got {interval!r}")
+        self.interval = float(interval)
+        self.peak_total_mb = 0.0
+        self.peak_process_mb = 0.0
+        self.samples = 0
+        self._stop = None
+        self._thread = None
+
+    def sample(self) -> float:
+        """Take one sample now; returns the tree's total resident set (MB)."""
+        import psutil
+
+        me = psutil.Process()
+        total = largest = 0
+        try:
+            procs = [me] + me.children(recursive=True)
+        except psutil.Error:  # (this process is always readable; a child may be gone)
+            procs = [me]
+        for p in procs:
+            try:
+                rss = p.memory_info().rss
+            except psutil.Error:  # ended between the listing and the read
+                continue
+            total += rss
+            largest = max(largest, rss)
+        self.samples += 1
+        self.peak_total_mb = max(self.peak_total_mb, total / 2**20)
+        self.peak_process_mb = max(self.peak_process_mb, largest / 2**20)
+        return total / 2**20
+
+    def __enter__(self) -> "TreeMemory":
+        import threading
+
+        self._stop = threading.Event()
+        self.sample()
+
+        def run():
+            while not self._stop.wait(self.interval):
+                self.sample()
+
+        self._thread = threading.Thread(target=run, daemon=True, name="tree-memory")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()

@@ -1,0 +1,243 @@
+"""What a book build cost (``phdlib.book.record``), its report (``phdlib.report.book_build``),
+``phd book build --record`` / ``phd book record`` and the memory of a process tree
+(``phdlib.experiments.usage.TreeMemory``).
+
+Two kernel executions of a tiny project (a few seconds each); the rest reads
+hand-made executed notebooks.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pandas as pd
+import pytest
+
+from phdlib.book import record
+from phdlib.experiments.usage import TreeMemory
+from phdlib.report import book_build
+from test_book_driver import chapter, make_project
+
+
+def executed_notebook(path, title="A chapter", durations=(0.5, 2.0, 1.0), start="2026-01-01T10:00:00",
+                      seconds=3.5, params=None, exception=None, papermill=True):
+    """An executed notebook as papermill leaves it: a title, a parameters cell, code
+    cells with their durations, and the notebook's start, end and duration."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"# {title}\n\nText."))
+    nb.cells.append(nbformat.v4.new_code_cell('seeds = 5  # model seeds\nname = "x"',
+                                              metadata={"tags": ["parameters"]}))
+    for d in durations:
+        nb.cells.append(nbformat.v4.new_code_cell("pass", metadata={"papermill": {"duration": d}}))
+    if papermill:
+        end = pd.Timestamp(start, tz="UTC") + pd.Timedelta(seconds=seconds)
+        nb.metadata["papermill"] = {"start_time": pd.Timestamp(start, tz="UTC").isoformat(),
+                                    "end_time": end.isoformat(), "duration": seconds,
+                                    "parameters": params or {}, "exception": exception}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_a_row_reads_papermills_timing_the_longest_cell_and_the_parameters(tmp_path):
+    src = tmp_path / "book" / "ch.md"
+    src.parent.mkdir()
+    src.write_text("# A chapter\n")
+    nb = executed_notebook(tmp_path / "exec" / "ch.ipynb", params={"seeds": 1})
+    row = record.chapter_row(src, nb)
+    assert row["chapter"] == "ch" and row["title"] == "A chapter"
+    assert row["seconds"] == 3.5 and row["cells"] == 4
+    # code cells: the parameters cell is the first, so the 2.0 s cell is the third
+    assert row["longest_cell"] == 3 and row["longest_cell_seconds"] == 2.0
+    # the value the build passed wins over the default; other defaults are kept as values
+    assert row["parameters"] == {"seeds": 1, "name": "x"}
+    assert row["current"] is False  # no cache key beside it
+    assert row["failed"] is False
+
+
+def test_a_notebook_without_papermills_timing_is_refused_by_name(tmp_path):
+    src = tmp_path / "ch.md"
+    src.write_text("# A chapter\n")
+    nb = executed_notebook(tmp_path / "ch.ipynb", papermill=False)
+    with pytest.raises(ValueError, match=r"ch\.ipynb: no papermill timing"):
+        record.chapter_row(src, nb)
+    (tmp_path / "bad.ipynb").write_text("{not json")
+    with pytest.raises(ValueError, match=r"bad\.ipynb: not a readable executed notebook"):
+        record.chapter_row(src, tmp_path / "bad.ipynb")
+
+
+@pytest.mark.slow
+def test_a_recorded_build_writes_what_it_ran_and_measured(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "store"))
+    (tmp_path / "p").mkdir()
+    root = make_project(tmp_path / "p", {
+        "fast": chapter("Fast one", "x = 1", params="seeds = 5  # seeds"),
+        "slow": chapter("Slow one", "import time\ntime.sleep(1.5)", "y = 2"),
+    })
+    out = tmp_path / "rec" / "build.json"
+    res = record.build_recorded(out, command="test", root=root, parameters={"seeds": 2},
+                                site=False, log=lambda *a: None, interval=0.2)
+    assert [r.name for r in res] == ["fast", "slow"]
+    rec = record.load(out)
+    rows = rec["rows"].set_index("chapter")
+    assert list(rows.index) == ["fast", "slow"]  # (the root page has no code: no row)
+    assert rows.loc["slow", "seconds"] >= 1.5 and rows.loc["slow", "title"] == "Slow one"
+    assert rows.loc["fast", "parameters"] == {"seeds": 2}
+    assert rows["current"].all() and not rows["failed"].any()
+    m = rec["build"]["measured"]
+    assert m["executed"] == ["fast", "slow"] and m["cached"] == [] and m["failed"] is None
+    assert m["store_runs_before"] == 0 == m["store_runs_after"]
+    assert m["wall_seconds"] >= rec["build"]["chapter_seconds"] >= 1.5
+    # the kernels are children of the build: the tree holds more than this process alone
+    assert m["peak_total_rss_mb"] > m["peak_process_rss_mb"] > 0 and m["memory_samples"] >= 3
+    assert rec["provenance"]["command"] == "test"
+
+    # a rebuild reuses both from the cache and says so; their timing is from when they ran
+    record.build_recorded(out, root=root, parameters={"seeds": 2}, site=False,
+                          log=lambda *a: None)
+    again = record.load(out)
+    assert again["build"]["measured"]["cached"] == ["fast", "slow"]
+    assert again["rows"]["seconds"].tolist() == rec["rows"]["seconds"].tolist()
+
+    # a changed source makes the recorded execution stale, and the report says so
+    (root / "book" / "fast.md").write_text(chapter("Fast one", "x = 3", params="seeds = 5"))
+    stale = record.from_executed(root)
+    assert stale["rows"][0]["current"] is False and stale["rows"][1]["current"] is True
+    lines = book_build.findings({**stale, "rows": pd.DataFrame(stale["rows"])}, "Tiny")
+    assert any("Executed before their source or the library last changed: fast" in x
+               for x in lines)
+
+
+@pytest.mark.slow
+def test_a_failing_build_still_writes_its_record_then_raises(tmp_path, monkeypatch):
+    from phdlib.book import ChapterError
+
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "store"))
+    (tmp_path / "p").mkdir()
+    root = make_project(tmp_path / "p", {"bad": chapter("Bad", "raise RuntimeError('boom')")})
+    out = tmp_path / "build.json"
+    with pytest.raises(ChapterError):
+        record.build_recorded(out, root=root, site=False, log=lambda *a: None)
+    obj = json.loads(out.read_text())
+    assert "boom" in obj["build"]["measured"]["failed"]
+    assert obj["build"]["missing"] == ["bad"]  # the partial notebook is not an executed one
+
+
+def test_from_executed_names_the_chapters_never_executed(tmp_path):
+    root = make_project(tmp_path, {"a": chapter("A", "x = 1"), "b": chapter("B", "x = 2")})
+    executed_notebook(root / "_build" / "exec" / "book" / "a.ipynb", title="A")
+    rec = record.from_executed(root, command="c")
+    assert [r["chapter"] for r in rec["rows"]] == ["a"]
+    assert rec["build"]["missing"] == ["b"] and rec["build"]["measured"] is None
+    assert rec["build"]["span_seconds"] == 3.5 == rec["build"]["chapter_seconds"]
+    lines = book_build.findings({**rec, "rows": pd.DataFrame(rec["rows"])}, "Tiny")
+    assert lines[0].startswith("**The whole book at the Tiny shape did not run to the end")
+    assert any(x == "Never executed: b." for x in lines)
+
+
+def _write_record(path, rows, **build):
+    obj = {"format": record.FORMAT, "version": 1, "provenance": {"cpus": 2},
+           "build": {"span_seconds": 10.0, "chapter_seconds": 9.0, "missing": [],
+                     "measured": None, **build}, "rows": rows}
+    path.write_text(json.dumps(obj))
+    return path
+
+
+ROW = {"chapter": "a", "title": "A", "started": "2026-01-01T00:00:00+00:00",
+       "finished": "2026-01-01T00:01:00+00:00", "seconds": 60.0, "parameters": {},
+       "cells": 3, "longest_cell": 2, "longest_cell_seconds": 50.0, "current": True,
+       "failed": False}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda o: o.update(format="other"), "not a book build record"),
+    (lambda o: o.pop("build"), "field 'build' must be a dict"),
+    (lambda o: o.update(rows=[]), "field 'rows' is empty"),
+    (lambda o: o["rows"][0].pop("seconds"), r"row 0 lacks \['seconds'\]"),
+    (lambda o: o["rows"][0].update(seconds=-1), r"row 0 \(a\): seconds must be a number >= 0"),
+    (lambda o: o["build"].update(span_seconds="x"), "build.span_seconds must be a number"),
+])
+def test_load_names_the_file_and_what_is_wrong(tmp_path, change, message):
+    path = _write_record(tmp_path / "r.json", [dict(ROW)])
+    obj = json.loads(path.read_text())
+    change(obj)
+    path.write_text(json.dumps(obj))
+    with pytest.raises(ValueError, match=f"r.json: {message}"):
+        record.load(path)
+    (tmp_path / "t.json").write_text("[1")
+    with pytest.raises(ValueError, match="t.json: not a readable book build record"):
+        record.load(tmp_path / "t.json")
+
+
+def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_path):
+    rows = [dict(ROW, chapter="a", title="Alpha", seconds=600.0, longest_cell_seconds=500.0,
+                 parameters={"profile": "full", "seeds": 5, "jobs": 2}),
+            dict(ROW, chapter="b", title="Beta", seconds=5400.0, longest_cell_seconds=5000.0),
+            dict(ROW, chapter="c", title="", seconds=0.0, longest_cell_seconds=0.0)]
+    measured = {"wall_seconds": 6300.0, "peak_total_rss_mb": 3072.0, "peak_process_rss_mb": 1024.0,
+                "sample_interval_s": 1.0, "store_runs_before": 0, "store_runs_after": 1234,
+                "failed": None}
+    rec = record.load(_write_record(tmp_path / "r.json", rows, span_seconds=6060.0,
+                                    measured=measured))
+    costs = book_build.chapter_costs(rec)
+    assert costs["chapter"].tolist() == ["Alpha", "Beta", "c"]  # no title: the file's name
+    assert costs["share"].tolist() == pytest.approx([10.0, 90.0, 0.0])
+    assert costs["minutes"].tolist() == pytest.approx([10.0, 90.0, 0.0])
+    lines = book_build.findings(rec, "Tiny", top=1)
+    assert lines[0] == ("**The whole book at the Tiny shape ran to the end: 1 h 40 min** of "
+                        "chapter execution for its 3 chapters (profile = full, seeds = 5, "
+                        "jobs = 2) on 2 cores, chapter after chapter; from the first "
+                        "chapter's start to the last one's end 1 h 41 min.")
+    assert lines[1].startswith("Beta (1 h 30 min) took 90% of it; the longest single cell ran "
+                               "1 h 23 min (in Beta)")
+    assert lines[2] == ("The build took 1 h 45 min of wall time with the site; at most 3.00 GiB "
+                        "for the build, its kernels and their workers together (sampled every "
+                        "1 s), the largest one process 1.00 GiB; the results store held 0 runs "
+                        "before and 1,234 after.")
+    rows[1]["failed"] = True
+    lines = book_build.findings(record.load(_write_record(tmp_path / "r.json", rows)), "Tiny")
+    assert "did not run to the end" in lines[0] and "Chapters that failed: b." in lines
+
+
+@pytest.mark.parametrize("minutes, text", [(7.54, "7.5 min"), (47.4, "47 min"),
+                                           (112.4, "1 h 52 min"), (119.6, "2 h 0 min")])
+def test_hours_minutes(minutes, text):
+    assert book_build.hours_minutes(minutes) == text
+
+
+def test_tree_memory_counts_a_child_and_refuses_a_bad_interval():
+    with pytest.raises(ValueError, match="interval: seconds above 0"):
+        TreeMemory(0)
+    code = "import time; x = bytearray(200 * 2**20); x[::4096] = b'1' * len(x[::4096]); time.sleep(2)"
+    alone = TreeMemory().sample()
+    with TreeMemory(interval=0.1) as mem:
+        child = subprocess.Popen([sys.executable, "-c", code])
+        child.wait()
+    assert child.returncode == 0
+    # the child's 200 MB were counted with this process's own memory
+    assert mem.peak_total_mb >= alone + 150
+    assert mem.peak_process_mb >= 150 and mem.peak_total_mb >= mem.peak_process_mb
+    assert mem.samples >= 5
+
+
+def test_cli_record_errors_are_one_line(tmp_path, monkeypatch):
+    (tmp_path / "p").mkdir()
+    root = make_project(tmp_path / "p", {"a": chapter("A", "x = 1")})
+    monkeypatch.chdir(root)
+    phd = [sys.executable, "-m", "phdlib.cli"]
+    r = subprocess.run(phd + ["book", "record", "--out", str(tmp_path / "r.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("phd: error: ") and \
+        "no executed chapter to record" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(phd + ["book", "build", "--record", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"phd: error: --record {tmp_path}: is a folder; give a file path")
+    executed_notebook(root / "_build" / "exec" / "book" / "a.ipynb", title="A")
+    r = subprocess.run(phd + ["book", "record", "--out", str(tmp_path / "r.json"), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["chapters"] == 1
+    assert record.load(tmp_path / "r.json")["rows"]["chapter"].tolist() == ["a"]
