@@ -8,6 +8,7 @@ hand-made executed notebooks.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -22,18 +23,24 @@ from test_book_driver import chapter, make_project
 
 
 def executed_notebook(path, title="A chapter", durations=(0.5, 2.0, 1.0), start="2026-01-01T10:00:00",
-                      seconds=3.5, params=None, exception=None, papermill=True):
-    """An executed notebook as papermill leaves it: a title, a parameters cell, code
-    cells with their durations, and the notebook's start, end and duration."""
+                      seconds=3.5, params=None, exception=None, papermill=True, naive=False):
+    """An executed notebook as papermill leaves it: a title, a parameters cell (and the
+    cell papermill injects, given ``params``), code cells with their durations, and the
+    notebook's start, end and duration (``naive``: without a UTC offset, as older
+    papermill wrote them)."""
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_markdown_cell(f"# {title}\n\nText."))
     nb.cells.append(nbformat.v4.new_code_cell('seeds = 5  # model seeds\nname = "x"',
                                               metadata={"tags": ["parameters"]}))
+    if params:
+        nb.cells.append(nbformat.v4.new_code_cell("seeds = 1", metadata={
+            "tags": ["injected-parameters"], "papermill": {"duration": 9.0}}))
     for d in durations:
         nb.cells.append(nbformat.v4.new_code_cell("pass", metadata={"papermill": {"duration": d}}))
     if papermill:
-        end = pd.Timestamp(start, tz="UTC") + pd.Timedelta(seconds=seconds)
-        nb.metadata["papermill"] = {"start_time": pd.Timestamp(start, tz="UTC").isoformat(),
+        tz = None if naive else "UTC"
+        end = pd.Timestamp(start, tz=tz) + pd.Timedelta(seconds=seconds)
+        nb.metadata["papermill"] = {"start_time": pd.Timestamp(start, tz=tz).isoformat(),
                                     "end_time": end.isoformat(), "duration": seconds,
                                     "parameters": params or {}, "exception": exception}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,9 +55,11 @@ def test_a_row_reads_papermills_timing_the_longest_cell_and_the_parameters(tmp_p
     nb = executed_notebook(tmp_path / "exec" / "ch.ipynb", params={"seeds": 1})
     row = record.chapter_row(src, nb)
     assert row["chapter"] == "ch" and row["title"] == "A chapter"
+    # the injected cell (9 s here) is papermill's, not the chapter's: neither counted nor longest
     assert row["seconds"] == 3.5 and row["cells"] == 4
     # code cells: the parameters cell is the first, so the 2.0 s cell is the third
     assert row["longest_cell"] == 3 and row["longest_cell_seconds"] == 2.0
+    assert row["started"] == "2026-01-01T10:00:00+00:00"
     # the value the build passed wins over the default; other defaults are kept as values
     assert row["parameters"] == {"seeds": 1, "name": "x"}
     assert row["current"] is False  # no cache key beside it
@@ -88,26 +97,40 @@ def test_a_recorded_build_writes_what_it_ran_and_measured(tmp_path, monkeypatch)
     assert rows["current"].all() and not rows["failed"].any()
     m = rec["build"]["measured"]
     assert m["executed"] == ["fast", "slow"] and m["cached"] == [] and m["failed"] is None
-    assert m["store_runs_before"] == 0 == m["store_runs_after"]
+    assert m["store_runs_before"] == 0 == m["store_runs_after"] and m["site"] is False
     assert m["wall_seconds"] >= rec["build"]["chapter_seconds"] >= 1.5
     # the kernels are children of the build: the tree holds more than this process alone
     assert m["peak_total_rss_mb"] > m["peak_process_rss_mb"] > 0 and m["memory_samples"] >= 3
     assert rec["provenance"]["command"] == "test"
+    assert book_build.whole(rec)
+    assert book_build.findings(rec, "Tiny")[0].startswith(
+        "**The whole book on Tiny ran to the end in one build: ")
 
     # a rebuild reuses both from the cache and says so; their timing is from when they ran
     record.build_recorded(out, root=root, parameters={"seeds": 2}, site=False,
                           log=lambda *a: None)
     again = record.load(out)
     assert again["build"]["measured"]["cached"] == ["fast", "slow"]
+    assert again["build"]["measured"]["executed"] == []
     assert again["rows"]["seconds"].tolist() == rec["rows"]["seconds"].tolist()
+    assert not book_build.whole(again)
+    assert "Reused from an earlier build: Fast one and Slow one." in book_build.findings(
+        again, "Tiny")
+
+    # a bad option is refused before anything runs, and the record is left as it was
+    kept = out.read_bytes()
+    with pytest.raises(ValueError, match="unknown chapter"):
+        record.build_recorded(out, root=root, only=["nope"], site=False, log=lambda *a: None)
+    assert out.read_bytes() == kept
 
     # a changed source makes the recorded execution stale, and the report says so
     (root / "book" / "fast.md").write_text(chapter("Fast one", "x = 3", params="seeds = 5"))
     stale = record.from_executed(root)
     assert stale["rows"][0]["current"] is False and stale["rows"][1]["current"] is True
     lines = book_build.findings({**stale, "rows": pd.DataFrame(stale["rows"])}, "Tiny")
-    assert any("Executed before their source or the library last changed: fast" in x
-               for x in lines)
+    assert "Executed before their source or the library last changed: Fast one." in lines
+    assert lines[-1].startswith("The chapters' times are papermill's; the build itself was "
+                                "not measured")
 
 
 @pytest.mark.slow
@@ -120,21 +143,42 @@ def test_a_failing_build_still_writes_its_record_then_raises(tmp_path, monkeypat
     out = tmp_path / "build.json"
     with pytest.raises(ChapterError):
         record.build_recorded(out, root=root, site=False, log=lambda *a: None)
-    obj = json.loads(out.read_text())
-    assert "boom" in obj["build"]["measured"]["failed"]
-    assert obj["build"]["missing"] == ["bad"]  # the partial notebook is not an executed one
+    rec = record.load(out)
+    m = rec["build"]["measured"]
+    assert "RuntimeError: boom" in m["failed"] and "\n" not in m["failed"]
+    # the failed chapter is read from the partial notebook the driver leaves
+    assert rec["rows"]["chapter"].tolist() == ["bad"] and rec["rows"]["failed"].all()
+    assert m["executed"] == ["bad"] and rec["build"]["missing"] == []
+    lines = book_build.findings(rec, "Tiny")
+    assert lines[0].startswith("**The book on Tiny: ") and "Failed: Bad." in lines
+    assert not any(x.startswith("Executed before") for x in lines)
+
+    # a record that cannot be written leaves the build's own error, with a note
+    def broken(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(record, "from_executed", broken)
+    with pytest.raises(ChapterError) as info:
+        record.build_recorded(out, root=root, site=False, log=lambda *a: None)
+    assert any("could not be written: disk full" in n for n in info.value.__notes__)
 
 
-def test_from_executed_names_the_chapters_never_executed(tmp_path):
-    root = make_project(tmp_path, {"a": chapter("A", "x = 1"), "b": chapter("B", "x = 2")})
+def test_from_executed_names_the_chapters_never_executed_and_mixes_time_zones(tmp_path):
+    root = make_project(tmp_path, {"a": chapter("A", "x = 1"), "b": chapter("B", "x = 2"),
+                                   "c": chapter("C", "x = 3")})
     executed_notebook(root / "_build" / "exec" / "book" / "a.ipynb", title="A")
+    # an older papermill wrote times without an offset: they are UTC, and compare
+    executed_notebook(root / "_build" / "exec" / "book" / "c.ipynb", title="C",
+                      start="2026-01-01T10:00:10", naive=True)
     rec = record.from_executed(root, command="c")
-    assert [r["chapter"] for r in rec["rows"]] == ["a"]
+    assert [r["chapter"] for r in rec["rows"]] == ["a", "c"]
     assert rec["build"]["missing"] == ["b"] and rec["build"]["measured"] is None
-    assert rec["build"]["span_seconds"] == 3.5 == rec["build"]["chapter_seconds"]
+    assert rec["build"]["span_seconds"] == 13.5 and rec["build"]["chapter_seconds"] == 7.0
+    assert rec["rows"][1]["started"] == "2026-01-01T10:00:10+00:00"
     lines = book_build.findings({**rec, "rows": pd.DataFrame(rec["rows"])}, "Tiny")
-    assert lines[0].startswith("**The whole book at the Tiny shape did not run to the end")
-    assert any(x == "Never executed: b." for x in lines)
+    assert lines[0].startswith("**The book on Tiny: 0.1 min** of chapter execution for the "
+                               "2 chapters recorded")
+    assert "Never executed: b." in lines
 
 
 def _write_record(path, rows, **build):
@@ -151,13 +195,36 @@ ROW = {"chapter": "a", "title": "A", "started": "2026-01-01T00:00:00+00:00",
        "failed": False}
 
 
+MEASURED = {"started": "2026-01-01T00:00:00+00:00", "wall_seconds": 6300.0, "site": True,
+            "peak_total_rss_mb": 3072.0, "peak_process_rss_mb": 1024.0, "memory_samples": 9,
+            "sample_interval_s": 1.0, "store_runs_before": 0, "store_runs_after": 1234,
+            "executed": ["a", "b", "c"], "cached": [], "failed": None}
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda o: o.update(format="other"), "not a book build record"),
+    (lambda o: o.update(version=2), "version 2 of the record; this phdlib reads version 1"),
     (lambda o: o.pop("build"), "field 'build' must be a dict"),
     (lambda o: o.update(rows=[]), "field 'rows' is empty"),
     (lambda o: o["rows"][0].pop("seconds"), r"row 0 lacks \['seconds'\]"),
     (lambda o: o["rows"][0].update(seconds=-1), r"row 0 \(a\): seconds must be a number >= 0"),
+    (lambda o: o["rows"][0].update(seconds=True), r"row 0 \(a\): seconds must be a number"),
+    (lambda o: o["rows"][0].update(seconds=float("inf")), r"row 0 \(a\): seconds must be a number >= 0, got inf"),
+    (lambda o: o["rows"][0].update(current="false"), r"row 0 \(a\): current must be true or false"),
+    (lambda o: o["rows"][0].update(parameters=[]), r"row 0 \(a\): parameters must be an object"),
+    (lambda o: o["rows"][0].update(cells=None), r"row 0 \(a\): cells must be an integer"),
+    (lambda o: o["rows"][0].update(longest_cell_seconds=None), r"row 0 \(a\): longest_cell_seconds must be"),
+    (lambda o: o["rows"][0].update(title=3), r"row 0 \(a\): title must be text"),
+    (lambda o: o["rows"][0].update(started="yesterday"), r"row 0 \(a\): started must be an ISO 8601 time"),
     (lambda o: o["build"].update(span_seconds="x"), "build.span_seconds must be a number"),
+    (lambda o: o["build"].update(missing="ab"), "build.missing must be a list of chapter names"),
+    (lambda o: o["build"].update(measured=[]), "build.measured must be an object or null"),
+    (lambda o: o["build"].update(measured={**MEASURED, "wall_seconds": None}),
+     "build.measured.wall_seconds must be a number"),
+    (lambda o: o["build"].update(measured={**MEASURED, "store_runs_after": 1.5}),
+     "build.measured.store_runs_after must be a count or null"),
+    (lambda o: o["build"].update(measured={**MEASURED, "cached": "a"}),
+     "build.measured.cached must be a list of chapter names"),
 ])
 def test_load_names_the_file_and_what_is_wrong(tmp_path, change, message):
     path = _write_record(tmp_path / "r.json", [dict(ROW)])
@@ -174,22 +241,24 @@ def test_load_names_the_file_and_what_is_wrong(tmp_path, change, message):
 def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_path):
     rows = [dict(ROW, chapter="a", title="Alpha", seconds=600.0, longest_cell_seconds=500.0,
                  parameters={"profile": "full", "seeds": 5, "jobs": 2}),
-            dict(ROW, chapter="b", title="Beta", seconds=5400.0, longest_cell_seconds=5000.0),
-            dict(ROW, chapter="c", title="", seconds=0.0, longest_cell_seconds=0.0)]
-    measured = {"wall_seconds": 6300.0, "peak_total_rss_mb": 3072.0, "peak_process_rss_mb": 1024.0,
-                "sample_interval_s": 1.0, "store_runs_before": 0, "store_runs_after": 1234,
-                "failed": None}
+            dict(ROW, chapter="b", title="Beta", seconds=5400.0, longest_cell_seconds=5000.0,
+                 parameters={"seeds": 1}),
+            dict(ROW, chapter="c", title="", seconds=0.0, longest_cell_seconds=0.0,
+                 parameters={"seeds": 1})]
     rec = record.load(_write_record(tmp_path / "r.json", rows, span_seconds=6060.0,
-                                    measured=measured))
+                                    measured=MEASURED))
     costs = book_build.chapter_costs(rec)
     assert costs["chapter"].tolist() == ["Alpha", "Beta", "c"]  # no title: the file's name
     assert costs["share"].tolist() == pytest.approx([10.0, 90.0, 0.0])
     assert costs["minutes"].tolist() == pytest.approx([10.0, 90.0, 0.0])
+    # seeds: the value most chapters ran with, then the others and where
+    assert book_build.parameter_text(rec, "seeds") == "seeds = 1 (5 in Alpha)"
+    assert book_build.parameter_text(rec, "nothing") == ""
     lines = book_build.findings(rec, "Tiny", top=1)
-    assert lines[0] == ("**The whole book at the Tiny shape ran to the end: 1 h 40 min** of "
-                        "chapter execution for its 3 chapters (profile = full, seeds = 5, "
-                        "jobs = 2) on 2 cores, chapter after chapter; from the first "
-                        "chapter's start to the last one's end 1 h 41 min.")
+    assert lines[0] == ("**The whole book on Tiny ran to the end in one build: 1 h 40 min** of "
+                        "chapter execution for its 3 chapters (profile = full; seeds = 1 (5 in "
+                        "Alpha); jobs = 2) on 2 cores, one after another: 1 h 41 min from the "
+                        "first one's start to the last one's end.")
     assert lines[1].startswith("Beta (1 h 30 min) took 90% of it; the longest single cell ran "
                                "1 h 23 min (in Beta)")
     assert lines[2] == ("The build took 1 h 45 min of wall time with the site; at most 3.00 GiB "
@@ -197,8 +266,12 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
                         "1 s), the largest one process 1.00 GiB; the results store held 0 runs "
                         "before and 1,234 after.")
     rows[1]["failed"] = True
-    lines = book_build.findings(record.load(_write_record(tmp_path / "r.json", rows)), "Tiny")
-    assert "did not run to the end" in lines[0] and "Chapters that failed: b." in lines
+    rows[2]["parameters"] = {"dataset": "ml-1m"}
+    rows[1]["parameters"] = {"dataset": "ml-100k"}
+    lines = book_build.findings(record.load(_write_record(tmp_path / "r.json", rows,
+                                                          measured=MEASURED)), "Tiny")
+    assert lines[0].startswith("**The book on Tiny: ") and "Failed: Beta." in lines
+    assert "Chapters ran on different datasets: ml-100k in Beta; ml-1m in c." in lines
 
 
 @pytest.mark.parametrize("minutes, text", [(7.54, "7.5 min"), (47.4, "47 min"),
@@ -211,15 +284,14 @@ def test_tree_memory_counts_a_child_and_refuses_a_bad_interval():
     with pytest.raises(ValueError, match="interval: seconds above 0"):
         TreeMemory(0)
     code = "import time; x = bytearray(200 * 2**20); x[::4096] = b'1' * len(x[::4096]); time.sleep(2)"
-    alone = TreeMemory().sample()
     with TreeMemory(interval=0.1) as mem:
         child = subprocess.Popen([sys.executable, "-c", code])
         child.wait()
     assert child.returncode == 0
-    # the child's 200 MB were counted with this process's own memory
-    assert mem.peak_total_mb >= alone + 150
-    assert mem.peak_process_mb >= 150 and mem.peak_total_mb >= mem.peak_process_mb
-    assert mem.samples >= 5
+    # the child's 200 MB were seen as its own, and in the tree's total with this process's
+    assert mem.peaks[child.pid] >= 190
+    assert mem.peak_total_mb >= mem.peaks[child.pid] + 0.9 * mem.peaks[os.getpid()]
+    assert mem.peak_process_mb >= mem.peaks[child.pid] and mem.samples >= 5
 
 
 def test_cli_record_errors_are_one_line(tmp_path, monkeypatch):

@@ -67,6 +67,11 @@ class ChapterResult:
     parameters: dict = field(default_factory=dict)
 
 
+def source_hash(text: str) -> str:
+    """sha256 of a chapter's source text (the ``source`` part of its cache key)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def library_hash(root: Path) -> str:
     """sha256 over the ``phdlib`` sources under ``root`` (part of every chapter's cache key)."""
     h = hashlib.sha256()
@@ -217,7 +222,7 @@ def build(*args, **kwargs) -> list[ChapterResult]:
     opts.apply_defaults()
     root = project_root(opts.arguments["root"])
     # a bad option fails at once: before waiting for another build's lock, before staging
-    _check_options(root, opts.arguments["parameters"], opts.arguments["only"],
+    check_options(root, opts.arguments["parameters"], opts.arguments["only"],
                    opts.arguments["cell_timeout"])
     (root / "_build").mkdir(exist_ok=True)
     with open(root / "_build" / ".lock", "w") as lock:
@@ -225,7 +230,7 @@ def build(*args, **kwargs) -> list[ChapterResult]:
         return _build(*args, **kwargs)
 
 
-def _check_options(root: Path, parameters, only, cell_timeout) -> None:
+def check_options(root: Path, parameters, only, cell_timeout) -> None:
     """``ValueError`` for a ``cell_timeout`` not above 0, an unknown chapter in
     ``only`` or a parameter :func:`check_parameters` refuses."""
     if cell_timeout is not None and not cell_timeout > 0:
@@ -294,7 +299,7 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     executed_nb = exec_dir / rel.with_suffix(".ipynb")
     key_file = executed_nb.with_suffix(".key.json")
     # only the parameters this chapter declares: changing another one does not re-execute it
-    key = {"source": hashlib.sha256(text.encode()).hexdigest(), "parameters": wanted,
+    key = {"source": source_hash(text), "parameters": wanted,
            **{k: key[k] for k in ("phdlib", "data_dir", "chapters") if k in key}}
     cached = (not force and executed_nb.is_file() and key_file.is_file()
               and json.loads(key_file.read_text()) == key)

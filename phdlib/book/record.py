@@ -2,31 +2,35 @@
 
 papermill writes into every notebook it executes when it started, when it
 ended and what each cell took (``metadata.papermill``). :func:`from_executed`
-turns the executed chapters of a checkout (``_build/exec``, what
-:func:`phdlib.book.build` keeps) into one record: a row per chapter (its
-title, parameters, start, end, seconds, code cells and the longest of them)
-with the provenance of the checkout and machine, and whether each chapter's
-execution is current (its cache key matches today's source, library and
-parameters). :func:`build_recorded` runs a build and writes that record with
-what the build itself measured (its wall time, the runs the results store
-held before and after, the peak memory of the build and its kernels and their
-workers together); ``phd book build --record FILE`` calls it, and ``phd book
-record --out FILE`` writes the record of the last build alone. The chapter
-"Cost at scale" reads one (:func:`load`, which checks every field it uses).
+turns the chapters last executed in a checkout (``_build/exec``, what
+:func:`phdlib.book.build` keeps; a chapter whose last execution failed is
+read from the partial notebook the driver leaves beside it) into one record:
+a row per chapter (its title, parameters, start, end, seconds, code cells
+and the longest of them, whether it failed, and whether its execution is
+current: its source and the library are today's) with the provenance of the
+checkout and machine. :func:`build_recorded` runs a build and writes that
+record with what the build itself measured (``build["measured"]``: its
+start and wall time, whether it built the site, which chapters it executed
+and which it reused from an earlier build, the runs the results store held
+before and after, the peak memory of the build, its kernels and their
+workers together); ``phd book build --record FILE`` calls it. ``phd book
+record --out FILE`` writes the record of the last executions alone
+(``measured`` is None). The chapter "Cost at scale" reads one with
+:func:`load`, which checks every field the report uses.
 
-Units: seconds, MB (2**20 bytes); times are ISO 8601 in UTC.
+Units: seconds, MB (2**20 bytes); times are ISO 8601 with their UTC offset.
 """
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
+import math
 import os
 import platform
 import socket
 import subprocess
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -34,14 +38,19 @@ import pandas as pd
 from .. import __version__, results
 from ..experiments.usage import TreeMemory
 from ..io import write_json
-from .driver import build, library_hash
+from .driver import ChapterError, build, check_options, library_hash, source_hash
 from .params import declared_parameters
 from .project import chapters, is_notebook, project_root
+from .site import SiteBuildError
 
 FORMAT = "phd-book-build"
-#: Columns every row of a record has (:func:`load` checks them).
-ROW_KEYS = ("chapter", "title", "started", "finished", "seconds", "parameters", "cells",
-            "longest_cell", "longest_cell_seconds", "current", "failed")
+#: Fields every row of a record has, and the type each must be (:func:`load`).
+ROW_KEYS = {"chapter": str, "title": str, "started": str, "finished": str, "seconds": float,
+            "parameters": dict, "cells": int, "longest_cell": (int, type(None)),
+            "longest_cell_seconds": float, "current": bool, "failed": bool}
+#: Fields of ``build["measured"]`` that are numbers (:func:`load`).
+MEASURED_NUMBERS = ("wall_seconds", "peak_total_rss_mb", "peak_process_rss_mb",
+                    "sample_interval_s")
 
 
 def _commit(root: Path) -> str | None:
@@ -56,6 +65,16 @@ def _commit(root: Path) -> str | None:
     return (head + ("+dirty" if dirty else "")) or None
 
 
+def _utc(text, where: Path, field: str) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (a time without an offset is UTC, as
+    older papermill wrote it); ``ValueError`` naming the file and field otherwise."""
+    try:
+        t = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {field} must be an ISO 8601 time, got {text!r}") from None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
 def _title(nb: dict) -> str:
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown":
@@ -67,11 +86,15 @@ def _title(nb: dict) -> str:
 
 def _defaults(nb: dict) -> dict:
     """The defaults of the chapter's ``parameters`` cell, as values where they are
-    literals (the source text otherwise)."""
+    literals (the source text otherwise; none where the cell is not valid Python)."""
     import nbformat
 
+    try:
+        declared = declared_parameters(nbformat.reads(json.dumps(nb), as_version=4))
+    except SyntaxError:
+        return {}
     out = {}
-    for name, text in declared_parameters(nbformat.reads(json.dumps(nb), as_version=4)).items():
+    for name, text in declared.items():
         try:
             out[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -79,38 +102,43 @@ def _defaults(nb: dict) -> dict:
     return out
 
 
-def chapter_row(src: Path, executed: Path, lib_hash: str | None = None) -> dict:
-    """One chapter's row, from its executed notebook ``executed`` (``ValueError`` naming
-    the file when papermill's timing is not in it). ``parameters``: the defaults of
-    its ``parameters`` cell with the values the build passed over them. ``current``: the cache key beside
-    it matches the chapter's source today and, given ``lib_hash``, the library's."""
+def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
+                failed: bool = False) -> dict:
+    """One chapter's row, from the notebook papermill wrote (``ValueError`` naming the
+    file when its timing is not in it). ``parameters``: the defaults of the chapter's
+    ``parameters`` cell with the values the build passed over them. ``cells``: its
+    code cells, without the one papermill injects. ``current``: the cache key beside
+    ``executed`` matches the chapter's source today and, given ``lib_hash``, the
+    library's (the key's parameters and data folder are not compared: the row says
+    which parameters ran). ``failed``: the notebook is of an execution that failed."""
     try:
         nb = json.loads(executed.read_text(encoding="utf-8"))
         pm = nb["metadata"]["papermill"]
-        started, finished = pm["start_time"], pm["end_time"]
         seconds = float(pm["duration"])
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{executed}: not a readable executed notebook ({exc})") from None
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"{executed}: no papermill timing (metadata.papermill start_time, "
                          f"end_time, duration): not executed by phd book build") from None
-    code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    started = _utc(pm.get("start_time"), executed, "metadata.papermill.start_time")
+    finished = _utc(pm.get("end_time"), executed, "metadata.papermill.end_time")
+    code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"
+            and "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
     durations = [float((c.get("metadata", {}).get("papermill") or {}).get("duration") or 0.0)
                  for c in code]
     longest = max(range(len(durations)), key=durations.__getitem__) if durations else None
-    key_file = executed.with_suffix(".key.json")
     try:
-        key = json.loads(key_file.read_text())
-        current = (key.get("source") == hashlib.sha256(src.read_bytes()).hexdigest()
+        key = json.loads(executed.with_suffix(".key.json").read_text())
+        current = (not failed and key.get("source") == source_hash(src.read_text())
                    and (lib_hash is None or key.get("phdlib") == lib_hash))
-    except (OSError, json.JSONDecodeError, AttributeError):
+    except (OSError, ValueError, AttributeError):  # no key, or not one
         current = False
-    return {"chapter": src.stem, "title": _title(nb), "started": started, "finished": finished,
-            "seconds": seconds, "parameters": {**_defaults(nb), **(pm.get("parameters") or {})},
-            "cells": len(code),
-            "longest_cell": None if longest is None else longest + 1,
-            "longest_cell_seconds": None if longest is None else durations[longest],
-            "current": bool(current), "failed": bool(pm.get("exception"))}
+    return {"chapter": src.stem, "title": _title(nb), "started": started.isoformat(),
+            "finished": finished.isoformat(), "seconds": seconds,
+            "parameters": {**_defaults(nb), **(pm.get("parameters") or {})},
+            "cells": len(code), "longest_cell": None if longest is None else longest + 1,
+            "longest_cell_seconds": 0.0 if longest is None else durations[longest],
+            "current": bool(current), "failed": bool(failed or pm.get("exception"))}
 
 
 def from_executed(root: Path | str | None = None, command: str = "",
@@ -120,8 +148,7 @@ def from_executed(root: Path | str | None = None, command: str = "",
     Rows follow the book's order; a chapter never executed is named in
     ``build["missing"]``, not given a row. ``build`` also holds the span from
     the first chapter's start to the last one's end (``span_seconds``), the
-    sum of the chapters' seconds and, given ``measured``, what the build
-    measured itself (:func:`build_recorded`).
+    sum of the chapters' seconds and ``measured`` as given (:func:`build_recorded`).
     """
     root = project_root(root)
     exec_dir = root / "_build" / "exec"
@@ -131,17 +158,19 @@ def from_executed(root: Path | str | None = None, command: str = "",
         if not is_notebook(src.read_text()):
             continue
         executed = exec_dir / src.relative_to(root).with_suffix(".ipynb")
-        if executed.is_file():
+        partial = executed.with_suffix(".partial.ipynb")  # the last execution failed
+        if partial.is_file():
+            rows.append(chapter_row(src, partial, lib_hash, failed=True))
+        elif executed.is_file():
             rows.append(chapter_row(src, executed, lib_hash))
         else:
             missing.append(src.stem)
+    span = 0.0
+    first = last = None
     if rows:
         first = min(datetime.fromisoformat(r["started"]) for r in rows)
         last = max(datetime.fromisoformat(r["finished"]) for r in rows)
         span = (last - first).total_seconds()
-    else:
-        first = last = None
-        span = 0.0
     prov = {"commit": _commit(root), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(), "platform": platform.platform(),
             "cpus": os.cpu_count(), "phdlib": __version__, "command": command}
@@ -151,36 +180,58 @@ def from_executed(root: Path | str | None = None, command: str = "",
     return {"format": FORMAT, "version": 1, "provenance": prov, "build": info, "rows": rows}
 
 
+def _count() -> int | None:
+    try:
+        return results.count()
+    except OSError:  # the store could not be listed this time
+        return None
+
+
+def _write_measured(path, root: Path, command: str, started: datetime, t0: float,
+                    site: bool, before, mem: TreeMemory, failed: str | None) -> Path:
+    measured = {"started": started.isoformat(), "wall_seconds": time.perf_counter() - t0,
+                "site": site, "store_runs_before": before, "store_runs_after": _count(),
+                "peak_total_rss_mb": mem.peak_total_mb,
+                "peak_process_rss_mb": mem.peak_process_mb, "memory_samples": mem.samples,
+                "sample_interval_s": mem.interval, "failed": failed}
+    rec = from_executed(root, command, measured)
+    # executed by this build: started after it did (the others were reused from the cache)
+    ran = {r["chapter"] for r in rec["rows"] if datetime.fromisoformat(r["started"]) >= started}
+    measured["executed"] = [r["chapter"] for r in rec["rows"] if r["chapter"] in ran]
+    measured["cached"] = [r["chapter"] for r in rec["rows"] if r["chapter"] not in ran]
+    return write_json(path, rec)
+
+
 def build_recorded(path: Path | str, command: str = "", interval: float = 1.0,
                    **kwargs) -> list:
-    """:func:`phdlib.book.build` (``kwargs`` passed on), then the record of the
-    chapters (:func:`from_executed`) written atomically to ``path``, with what
-    this build measured: ``wall_seconds``, the chapters it executed and those it
-    reused from the cache, the runs the results store held before and after
-    (:func:`phdlib.results.count`) and the peak memory of this process and its
-    descendants together, sampled every ``interval`` seconds
-    (:class:`~phdlib.experiments.usage.TreeMemory`). A build that stops at a
-    failing chapter still writes its record (``measured["failed"]``: the
-    error), then raises as it would have."""
-    runs_before = results.count()
-    t0, failed, res = time.perf_counter(), None, []
+    """:func:`phdlib.book.build` (``kwargs`` passed on), then its record
+    (:func:`from_executed` with what this build measured) written atomically
+    to ``path``.
+
+    A bad option is refused before anything runs or is written. A build that
+    stops at a failing chapter, at the site or at an interrupt still writes
+    its record (``measured["failed"]``: the first line of the error), then
+    raises as it would have; should the record itself fail to be written
+    then, the error says so in a note and stays the build's. Memory is
+    sampled every ``interval`` seconds
+    (:class:`~phdlib.experiments.usage.TreeMemory`).
+    """
+    root = project_root(kwargs.pop("root", None))
+    check_options(root, kwargs.get("parameters"), kwargs.get("only"), kwargs.get("cell_timeout"))
+    site = kwargs.get("site", True)
+    before = _count()
+    started, t0 = datetime.now(timezone.utc), time.perf_counter()
     with TreeMemory(interval) as mem:
         try:
-            res = build(**kwargs)
-        except BaseException as exc:  # a chapter, the site, an interrupt: recorded, then raised
-            failed = f"{type(exc).__name__}: {exc}"
+            res = build(root=root, **kwargs)
+        except (ChapterError, SiteBuildError, KeyboardInterrupt) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            try:
+                _write_measured(path, root, command, started, t0, site, before, mem, first)
+            except Exception as bad:  # noqa: BLE001 - the build's own error is the one to raise
+                exc.add_note(f"(the build record {path} could not be written: {bad})")
             raise
-        finally:
-            measured = {"wall_seconds": time.perf_counter() - t0,
-                        "executed": [r.name for r in res if r.executed],
-                        "cached": [r.name for r in res if not r.executed],
-                        "store_runs_before": runs_before, "store_runs_after": results.count(),
-                        "peak_total_rss_mb": mem.peak_total_mb,
-                        "peak_process_rss_mb": mem.peak_process_mb,
-                        "memory_samples": mem.samples, "sample_interval_s": interval,
-                        "failed": failed}
-            if res or failed:
-                write_json(path, from_executed(kwargs.get("root"), command, measured))
+    _write_measured(path, root, command, started, t0, site, before, mem, None)
     return res
 
 
@@ -192,6 +243,52 @@ def write(path: Path | str, root: Path | str | None = None, command: str = "") -
         raise ValueError(f"{project_root(root) / '_build' / 'exec'}: no executed chapter to "
                          f"record (run phd book build first)")
     return write_json(path, rec)
+
+
+def _number(v, at_least: float = 0.0) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and v >= at_least)
+
+
+_KIND_WORDS = {str: "text", dict: "an object", bool: "true or false", int: "an integer"}
+
+
+def _check_row(path: Path, i: int, r) -> None:
+    missing = [k for k in ROW_KEYS if not isinstance(r, dict) or k not in r]
+    if missing:
+        raise ValueError(f"{path}: row {i} lacks {missing}")
+    for k, kind in ROW_KEYS.items():
+        v = r[k]
+        ok = _number(v) if kind is float else (
+            isinstance(v, kind) and not (kind is int and isinstance(v, bool)))
+        if not ok:
+            want = "a number >= 0" if kind is float else (
+                "an integer or null" if k == "longest_cell" else _KIND_WORDS[kind])
+            raise ValueError(f"{path}: row {i} ({r.get('chapter')}): {k} must be {want}, "
+                             f"got {v!r}")
+    for k in ("started", "finished"):
+        _utc(r[k], path, f"row {i} ({r['chapter']}): {k}")
+
+
+def _check_measured(path: Path, m) -> None:
+    if m is None:
+        return
+    if not isinstance(m, dict):
+        raise ValueError(f"{path}: build.measured must be an object or null, got {m!r}")
+    for k in MEASURED_NUMBERS:
+        if not _number(m.get(k)):
+            raise ValueError(f"{path}: build.measured.{k} must be a number >= 0, "
+                             f"got {m.get(k)!r}")
+    for k in ("store_runs_before", "store_runs_after"):
+        v = m.get(k)
+        if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+            raise ValueError(f"{path}: build.measured.{k} must be a count or null, got {v!r}")
+    for k in ("executed", "cached"):
+        v = m.get(k, [])
+        if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise ValueError(f"{path}: build.measured.{k} must be a list of chapter names")
+    if m.get("failed") is not None and not isinstance(m["failed"], str):
+        raise ValueError(f"{path}: build.measured.failed must be text or null")
 
 
 def load(path: Path | str) -> dict:
@@ -206,21 +303,21 @@ def load(path: Path | str) -> dict:
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise ValueError(f"{path}: not a book build record (format {FORMAT!r}, written by "
                          f"phd book build --record or phd book record)")
+    if obj.get("version") != 1:
+        raise ValueError(f"{path}: version {obj.get('version')!r} of the record; this "
+                         f"phdlib reads version 1")
     for field, kind in (("provenance", dict), ("build", dict), ("rows", list)):
         if not isinstance(obj.get(field), kind):
             raise ValueError(f"{path}: field {field!r} must be a {kind.__name__}")
     if not obj["rows"]:
         raise ValueError(f"{path}: field 'rows' is empty (no chapter recorded)")
     for i, r in enumerate(obj["rows"]):
-        missing = [k for k in ROW_KEYS if not isinstance(r, dict) or k not in r]
-        if missing:
-            raise ValueError(f"{path}: row {i} lacks {missing}")
-        if not isinstance(r["seconds"], (int, float)) or not r["seconds"] >= 0:
-            raise ValueError(f"{path}: row {i} ({r['chapter']}): seconds must be a number "
-                             f">= 0, got {r['seconds']!r}")
+        _check_row(path, i, r)
+    b = obj["build"]
     for field in ("span_seconds", "chapter_seconds"):
-        v = obj["build"].get(field)
-        if not isinstance(v, (int, float)) or not v >= 0:
-            raise ValueError(f"{path}: build.{field} must be a number >= 0, got {v!r}")
-    return {"provenance": obj["provenance"], "build": obj["build"],
-            "rows": pd.DataFrame(obj["rows"])}
+        if not _number(b.get(field)):
+            raise ValueError(f"{path}: build.{field} must be a number >= 0, got {b.get(field)!r}")
+    if not (isinstance(b.get("missing"), list) and all(isinstance(x, str) for x in b["missing"])):
+        raise ValueError(f"{path}: build.missing must be a list of chapter names")
+    _check_measured(path, b.get("measured"))
+    return {"provenance": obj["provenance"], "build": b, "rows": pd.DataFrame(obj["rows"])}

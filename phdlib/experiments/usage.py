@@ -91,7 +91,8 @@ class TreeMemory:
     set of the process tree (this process, its children and theirs: a book
     build's kernels and their workers) every ``interval`` seconds. After it,
     ``peak_total_mb`` is the largest sum seen, ``peak_process_mb`` the largest
-    single process, ``samples`` how many sums were taken (MB: 2**20 bytes).
+    single process, ``peaks`` each process's largest (by pid), ``samples`` how
+    many sums were taken (MB: 2**20 bytes).
     A sample is a snapshot: a peak shorter than the interval can fall between
     two, so both peaks are lower bounds of the true ones.
     """
@@ -103,6 +104,7 @@ class TreeMemory:
         self.peak_total_mb = 0.0
         self.peak_process_mb = 0.0
         self.samples = 0
+        self.peaks: dict[int, float] = {}
         self._stop = None
         self._thread = None
 
@@ -123,6 +125,7 @@ class TreeMemory:
                 continue
             total += rss
             largest = max(largest, rss)
+            self.peaks[p.pid] = max(self.peaks.get(p.pid, 0.0), rss / 2**20)
         self.samples += 1
         self.peak_total_mb = max(self.peak_total_mb, total / 2**20)
         self.peak_process_mb = max(self.peak_process_mb, largest / 2**20)

@@ -1,17 +1,21 @@
 """What a whole book build cost, chapter by chapter, for the chapter "Cost at scale".
 
 Reads a record as :func:`phdlib.book.record.load` returns it (``provenance``,
-``build``, ``rows``: one row per chapter with its title, seconds, parameters,
-code cells and longest cell). :func:`chapter_costs` is the table,
-:func:`findings` the computed statements. Units: minutes on the page.
+``build``, ``rows``: one row per chapter with its title, seconds, parameters
+and longest cell). :func:`chapter_costs` is the table, :func:`findings` the
+computed statements, :func:`parameter_text` how the chapters' parameters
+read. Units: minutes on the page.
 """
 from __future__ import annotations
+
+from collections import Counter
 
 import pandas as pd
 
 from .page import and_list
 
-__all__ = ["chapter_costs", "findings", "hours_minutes"]
+__all__ = ["chapter_costs", "dataset", "findings", "hours_minutes", "parameter_text",
+           "parameter_values", "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -23,76 +27,121 @@ def hours_minutes(minutes: float) -> str:
     return f"{h} h {rest} min" if h else f"{rest} min"
 
 
+def _names(rows: pd.DataFrame) -> list[str]:
+    return [t or c for t, c in zip(rows["title"], rows["chapter"])]
+
+
 def chapter_costs(rec: dict) -> pd.DataFrame:
     """One row per chapter in the book's order: ``chapter`` (its title), ``minutes`` of
-    execution, ``share`` of the build's chapter time (%), ``cells`` (code cells) and
-    ``longest cell`` (minutes of its longest code cell)."""
+    execution, ``share`` of the chapters' time (%) and ``longest cell`` (minutes of
+    its longest code cell)."""
     rows = rec["rows"]
     total = float(rows["seconds"].sum())
     return pd.DataFrame({
-        "chapter": [t or c for t, c in zip(rows["title"], rows["chapter"])],
+        "chapter": _names(rows),
         "minutes": rows["seconds"] / 60.0,
         "share": 100.0 * rows["seconds"] / total if total > 0 else float("nan"),
-        "cells": rows["cells"].astype(int),
         "longest cell": rows["longest_cell_seconds"].astype(float) / 60.0,
     })
 
 
-def _parameters(rows: pd.DataFrame) -> dict:
-    """The parameters the chapters ran with, merged (a value some chapter used)."""
+def parameter_values(rec: dict, name: str) -> dict:
+    """Value of parameter ``name`` -> the chapters (titles) that ran with it, the most
+    used value first; chapters that do not declare it are left out."""
     out: dict = {}
-    for p in rows["parameters"]:
-        for k, v in (p or {}).items():
-            out.setdefault(k, v)
-    return out
+    for title, p in zip(_names(rec["rows"]), rec["rows"]["parameters"]):
+        if name in p:
+            out.setdefault(repr(p[name]), (p[name], []))[1].append(title)
+    ranked = sorted(out.values(), key=lambda vt: -len(vt[1]))
+    return {repr(v): (v, titles) for v, titles in ranked}
 
 
-def findings(rec: dict, dataset: str, top: int = 3) -> list[str]:
-    """Computed statements on a build record of the book on ``dataset`` (its label):
-    what ran and with which parameters, how long the chapters took on how many cores,
-    which ``top`` chapters took most of it, whether every chapter's execution is
-    current and none failed, and what the build measured itself where it did."""
+def parameter_text(rec: dict, name: str) -> str:
+    """``"seeds = 5 (1 in Across users and Convergence)"``: the value most chapters ran
+    with, then each other value and its chapters; ``""`` where none declares it."""
+    vals = list(parameter_values(rec, name).values())
+    if not vals:
+        return ""
+    (v, _), rest = vals[0], vals[1:]
+    others = "; ".join(f"{w} in {and_list(titles)}" for w, titles in rest)
+    return f"{name} = {v}" + (f" ({others})" if others else "")
+
+
+def dataset(rec: dict) -> str | None:
+    """The dataset most chapters ran on (None where none declares one)."""
+    vals = list(parameter_values(rec, "dataset").values())
+    return vals[0][0] if vals else None
+
+
+def whole(rec: dict) -> bool:
+    """The record is of one build that executed every chapter to the end: measured,
+    nothing failed, missing, reused from an earlier build or executed from a source
+    or library other than today's."""
+    rows, b = rec["rows"], rec["build"]
+    m = b.get("measured")
+    return bool(m and not m.get("failed") and not m.get("cached") and not b.get("missing")
+                and not rows["failed"].any() and rows["current"].all())
+
+
+def findings(rec: dict, label: str, top: int = 3) -> list[str]:
+    """Computed statements on a build record of the book on the dataset ``label``:
+    what ran, with which parameters, how long the chapters took on how many cores;
+    which ``top`` chapters took most of it and the longest cell; what failed, was
+    stale, missing or reused, or that the build was not measured as one; and what
+    the build measured itself where it did."""
     rows, b, prov = rec["rows"], rec["build"], rec["provenance"]
     costs = chapter_costs(rec)
-    params = _parameters(rows)
     total = float(rows["seconds"].sum()) / 60.0
-    what = ", ".join(f"{k} = {params[k]}" for k in ("profile", "seeds", "jobs") if k in params)
+    what = "; ".join(t for t in (parameter_text(rec, k) for k in ("profile", "seeds", "jobs")) if t)
     cpus = prov.get("cpus")
-    stale = rows.loc[~rows["current"].astype(bool), "chapter"].tolist()
-    failed = rows.loc[rows["failed"].astype(bool), "chapter"].tolist()
-    whole = not (failed or b.get("missing") or (b.get("measured") or {}).get("failed"))
-    out = [
-        f"**The whole book at the {dataset} shape "
-        f"{'ran to the end' if whole else 'did not run to the end'}: "
-        f"{hours_minutes(total)}** of chapter execution for its {len(rows)} chapters"
-        + (f" ({what})" if what else "")
-        + (f" on {cpus} cores" if cpus else "")
-        + f", chapter after chapter; from the first chapter's start to the last one's end "
-          f"{hours_minutes(float(b['span_seconds']) / 60.0)}."
-    ]
+    one = whole(rec)
+    head = (f"**The whole book on {label} ran to the end in one build: "
+            f"{hours_minutes(total)}** of chapter execution for its {len(rows)} chapters"
+            if one else
+            f"**The book on {label}: {hours_minutes(total)}** of chapter execution for the "
+            f"{len(rows)} chapters recorded")
+    out = [head + (f" ({what})" if what else "") + (f" on {cpus} cores" if cpus else "")
+           + (f", one after another: {hours_minutes(float(b['span_seconds']) / 60.0)} from "
+              f"the first one's start to the last one's end." if one else ".")]
     big = costs.sort_values("minutes", ascending=False).head(top)
     out.append(
         f"{and_list([f'{c} ({hours_minutes(m)})' for c, m in zip(big['chapter'], big['minutes'])])}"
         f" took {big['share'].sum():.0f}% of it; the longest single cell ran "
         f"{hours_minutes(float(costs['longest cell'].max()))} "
         f"(in {costs.loc[costs['longest cell'].idxmax(), 'chapter']}).")
+    names = dict(zip(rows["chapter"], _names(rows)))
+    datasets = parameter_values(rec, "dataset")
+    if len(datasets) > 1:
+        out.append("Chapters ran on different datasets: " + "; ".join(
+            f"{v} in {and_list(t)}" for v, t in datasets.values()) + ".")
+    failed = [names[c] for c in rows.loc[rows["failed"].astype(bool), "chapter"]]
+    stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
+             if not cur and not f]
     if failed:
-        out.append(f"Chapters that failed: {and_list(failed)}.")
+        out.append(f"Failed: {and_list(failed)}.")
     if stale:
         out.append(f"Executed before their source or the library last changed: "
                    f"{and_list(stale)}.")
     if b.get("missing"):
         out.append(f"Never executed: {and_list(list(b['missing']))}.")
     m = b.get("measured")
-    if m and m.get("failed"):
+    if not m:
+        out.append("The chapters' times are papermill's; the build itself was not measured "
+                   "(a record of the last executions, which may span several builds).")
+        return out
+    if m.get("cached"):
+        out.append(f"Reused from an earlier build: {and_list([names.get(c, c) for c in m['cached']])}.")
+    if m.get("failed"):
         out.append(f"The build stopped: {m['failed']}")
-    if m:
-        mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB for the build, its "
-               f"kernels and their workers together (sampled every "
-               f"{float(m['sample_interval_s']):g} s), the largest one process "
-               f"{float(m['peak_process_rss_mb']) / 1024:.2f} GiB")
+    mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB for the build, its "
+           f"kernels and their workers together (sampled every "
+           f"{float(m['sample_interval_s']):g} s), the largest one process "
+           f"{float(m['peak_process_rss_mb']) / 1024:.2f} GiB")
+    store = ""
+    if m.get("store_runs_before") is not None and m.get("store_runs_after") is not None:
         store = (f"; the results store held {m['store_runs_before']:,} runs before and "
                  f"{m['store_runs_after']:,} after")
-        out.append(f"The build took {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
-                   f"time with the site{mem}{store}.")
+    site = " with the site" if m.get("site") else ""
+    out.append(f"The build took {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
+               f"time{site}{mem}{store}.")
     return out
