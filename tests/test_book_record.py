@@ -262,7 +262,8 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
     assert lines[1].startswith("Beta (1 h 30 min) took 90% of it; the longest single cell ran "
                                "1 h 23 min (in Beta)")
     assert lines[2] == ("The build took 1 h 45 min of wall time with the site; at most 3.00 GiB "
-                        "for the build, its kernels and their workers together (sampled every "
+                        "of resident memory summed over the build, its kernels and their "
+                        "workers (sampled every "
                         "1 s), the largest one process 1.00 GiB; the results store held 0 runs "
                         "before and 1,234 after.")
     rows[1]["failed"] = True

@@ -94,7 +94,10 @@ class TreeMemory:
     single process, ``peaks`` each process's largest (by pid), ``samples`` how
     many sums were taken (MB: 2**20 bytes).
     A sample is a snapshot: a peak shorter than the interval can fall between
-    two, so both peaks are lower bounds of the true ones.
+    two, so both peaks are lower bounds of the true ones. The sum counts
+    pages that several processes share (a forked worker's inherited arrays,
+    one memory-mapped file) once in each, so the total can exceed what the
+    tree holds in physical memory.
     """
 
     def __init__(self, interval: float = 1.0):

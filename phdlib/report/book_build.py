@@ -133,8 +133,8 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append(f"Reused from an earlier build: {and_list([names.get(c, c) for c in m['cached']])}.")
     if m.get("failed"):
         out.append(f"The build stopped: {m['failed']}")
-    mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB for the build, its "
-           f"kernels and their workers together (sampled every "
+    mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB of resident memory "
+           f"summed over the build, its kernels and their workers (sampled every "
            f"{float(m['sample_interval_s']):g} s), the largest one process "
            f"{float(m['peak_process_rss_mb']) / 1024:.2f} GiB")
     store = ""
