@@ -25,9 +25,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
-import platform
-import socket
 import subprocess
 import time
 from datetime import datetime, timezone
@@ -35,9 +32,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__, results
+from .. import results
 from ..experiments.usage import TreeMemory
 from ..io import write_json
+from ..studies.scale import provenance
 from .driver import ChapterError, build, check_options, library_hash, source_hash
 from .params import declared_parameters
 from .project import chapters, is_notebook, project_root
@@ -171,9 +169,8 @@ def from_executed(root: Path | str | None = None, command: str = "",
         first = min(datetime.fromisoformat(r["started"]) for r in rows)
         last = max(datetime.fromisoformat(r["finished"]) for r in rows)
         span = (last - first).total_seconds()
-    prov = {"commit": _commit(root), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "host": socket.gethostname(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "phdlib": __version__, "command": command}
+    # the measurements' shared provenance, with the commit of the checkout that was built
+    prov = {**provenance(command), "commit": _commit(root)}
     info = {"first_started": first and first.isoformat(), "last_finished": last and last.isoformat(),
             "span_seconds": span, "chapter_seconds": sum(r["seconds"] for r in rows),
             "missing": missing, "measured": measured}
