@@ -20,7 +20,7 @@ PAPER_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
 #: Implementation revision, part of every config (hence of the results store's
 #: key): bump it when a change alters what the method computes.
-IMPL = 2
+IMPL = 3
 
 #: alpha = beta of the single-point run (``tune=False``, the quick profile): the
 #: point the validation grid chooses on ML-1M with split and model seed 0 (the

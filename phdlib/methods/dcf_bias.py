@@ -19,7 +19,7 @@ from . import dcf
 from .dcf import DCFVariant
 
 #: Implementation revision of DCF+bias (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
-IMPL = 1
+IMPL = 2
 
 #: alpha = beta of the single-point run (``tune=False``, the quick profile); the full
 #: profile tunes over DCF's grid.

@@ -14,7 +14,7 @@ from . import dcf
 from .dcf import DCFVariant
 
 #: Implementation revision of DCF_PHD (its own: DCF's is :data:`phdlib.methods.dcf.IMPL`).
-IMPL = 1
+IMPL = 2
 
 #: alpha = beta of the single-point run (``tune=False``); no grid has chosen one yet.
 ALPHA = 0.1

@@ -20,11 +20,21 @@ def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray
 
     W: (n, r) real (codes or relaxed vectors), n >= r + 1. Returns float64
     (n, r). With the centred ``J W = P S Q^T`` (thin SVD; ``J`` removes column
-    means), ``X = sqrt(n) P Q^T`` (DCF's Eq. 16). Directions where ``J W`` is
-    rank deficient (e.g. a bit equal for every user) are completed with
+    means), ``X = sqrt(n) P Q^T`` (DCF's Eq. 16).
+
+    It is computed from the r x r Gram matrix, not from an SVD of the n x r
+    matrix: ``Q`` and ``S^2`` are the eigenvectors and eigenvalues of
+    ``(JW)^T JW``, and ``P = JW Q S^-1``. That is 7 to 10 times faster at
+    n = 160,000, r = 64 (one BLAS thread) and agrees with the SVD to about
+    1e-13 at full rank; the Gram matrix squares the condition number, so a
+    direction whose squared singular value is below ``max(n, r) * eps`` times
+    the largest is taken as null (for ±1 codes the smallest non-null one is
+    orders of magnitude above that).
+
+    Null directions (e.g. a bit equal for every user) are completed with
     random unit vectors orthogonal to ``1`` and to ``P`` (Gram-Schmidt on a
-    seeded random draw) and paired with the null right singular vectors, so
-    the constraints hold exactly whatever the rank. (The reference pairs the
+    seeded random draw) and paired with the null eigenvectors, so the
+    constraints hold exactly whatever the rank. (The reference pairs the
     completed left vectors with right vectors in eigenvalue order, which
     keeps the constraints but not the optimum; we pair them correctly.)
     """
@@ -33,18 +43,17 @@ def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray
     if n < r + 1:
         raise ValueError(f"need more rows than bits + 1 for balanced codes, got n={n}, r={r}")
     J = W - W.mean(axis=0)
-    P, s, Qt = np.linalg.svd(J, full_matrices=False)  # P (n, r), Qt (r, r)
-    tol = max(n, r) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
-    keep = s > max(tol, 1e-12)
-    k = int(keep.sum())
-    Pk = P[:, keep]
-    if k < r:
-        Z = rng.random((n, r - k))
+    ev, Q = np.linalg.eigh(J.T @ J)  # ascending; Q (r, r): the right singular vectors
+    ev, Q = ev[::-1], Q[:, ::-1]
+    tol = max(n, r) * np.finfo(np.float64).eps * (ev[0] if ev.size else 0.0)
+    keep = ev > max(tol, 1e-24)
+    Pk = J @ (Q[:, keep] / np.sqrt(ev[keep]))  # (n, k): orthonormal columns
+    if not keep.all():
+        Z = rng.random((n, r - Pk.shape[1]))
         Z -= Z.mean(axis=0)
         for _ in range(2):  # twice is enough for orthogonality to rounding
             Z -= Pk @ (Pk.T @ Z)
             Z -= Z.mean(axis=0)
             Z, _r = np.linalg.qr(Z)
         Pk = np.hstack([Pk, Z])
-        Qt = np.vstack([Qt[keep], Qt[~keep]])
-    return np.sqrt(n) * (Pk @ Qt)
+    return np.sqrt(n) * (Pk @ np.vstack([Q[:, keep].T, Q[:, ~keep].T]))
