@@ -151,6 +151,33 @@ def test_relaxed_init_rows_solve_their_ridge_problems():
         assert f(U[u]) <= f(U[u] + 1e-3 * rng.normal(size=r))
 
 
+@pytest.mark.parametrize("count_weighted", [True, False])
+@pytest.mark.parametrize("lam", [1e-4, 0.3])
+def test_ridge_rows_short_rows_dual_form_equals_the_normal_equations(count_weighted, lam):
+    """Rows with fewer ratings than r take the dual (n_u x n_u) form: the same solution
+    as a dense solve of the r x r ridge system, with weights, whatever lam."""
+    g = _problem(seed=8)
+    n_u = np.diff(g.u_indptr)
+    r = int(np.median(n_u)) + 1  # some rows below r (dual form), some at or above it
+    assert (n_u < r).any() and (n_u >= r).any()
+    rng = np.random.default_rng(11)
+    target = rng.normal(size=g.nnz)
+    wu, wi = rng.random(g.n_users) + 0.5, rng.random(g.n_items) + 0.5
+    V = rng.normal(size=(g.n_items, r))
+    lin = rng.normal(size=(g.n_users, r))
+    U = np.full((g.n_users, r), 7.0)
+    K.ridge_rows(g.u_indptr, g.u_items, target, wu, wi, V, lam, count_weighted, lin, U)
+    for u in range(g.n_users):
+        s, e = g.u_indptr[u], g.u_indptr[u + 1]
+        if e == s:
+            np.testing.assert_array_equal(U[u], 7.0)  # no ratings: left as it was
+            continue
+        A = (wu[u] * wi[g.u_items[s:e]])[:, None] * V[g.u_items[s:e]]
+        reg = lam * ((e - s) if count_weighted else 1.0)
+        want = np.linalg.solve(A.T @ A + reg * np.eye(r), A.T @ target[s:e] + lin[u])
+        np.testing.assert_allclose(U[u], want, rtol=1e-7, atol=1e-9 * np.abs(want).max())
+
+
 def test_rating_graph_layouts_agree():
     g = _problem(seed=10)
     # item layout, mapped back through i_pos, lists the same (user, item) pairs

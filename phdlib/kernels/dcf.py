@@ -172,9 +172,18 @@ def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin
         out[u] = solve(A^T A + lam * k_u * I,  A^T target_u + lin[u])
 
     where ``k_u = n_u`` if ``count_weighted`` else 1 (``lam > 0``: the matrix is
-    positive definite and is solved by Cholesky). This exactly minimises
+    positive definite). This exactly minimises
     ``sum_t (target_t - c_t <u, v_j>)^2 + lam k_u |u|^2 - 2 lin[u] . u`` over
     ``u``. Rows without ratings are left as they are (as the reference does).
+
+    A row with ``n_u >= r`` ratings is solved in this form, by Cholesky of the
+    ``r x r`` matrix. A row with fewer ratings than ``r`` is solved in its dual
+    form, by Cholesky of an ``n_u x n_u`` matrix: with ``rho = lam k_u`` and
+    ``v = lin[u] / rho``, ``out[u] = v + A^T z`` where
+    ``(A A^T + rho I) z = target_u - A v`` (multiply out to check). The two
+    are the same solution; the dual costs ``O(n_u^2 r + n_u^3)`` instead of
+    ``O(n_u r^2 + r^3)``, which is most rows of a long-tailed catalogue (at
+    the Amazon shape the median user has 9 training ratings against r = 64).
 
     other float64 (m, r); lin float64 (n, r); out float64 (n, r).
     """
@@ -192,15 +201,24 @@ def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin
             for k in range(r):
                 A[t, k] = ct * other[j, k]
             y[t] = target[s + t]
-        G = A.T @ A
         reg = lam * (nu if count_weighted else 1.0)
-        for k in range(r):
-            G[k, k] += reg
-        rhs = A.T @ y
-        for k in range(r):
-            rhs[k] += lin[u, k]
-        solve_spd(G, rhs)  # symmetric positive definite (lam > 0)
-        out[u, :] = rhs
+        if nu >= r:
+            G = A.T @ A
+            for k in range(r):
+                G[k, k] += reg
+            rhs = A.T @ y
+            for k in range(r):
+                rhs[k] += lin[u, k]
+            solve_spd(G, rhs)  # symmetric positive definite (lam > 0)
+            out[u, :] = rhs
+        else:
+            v = lin[u] / reg
+            K = A @ A.T
+            for t in range(nu):
+                K[t, t] += reg
+            z = y - A @ v
+            solve_spd(K, z)  # symmetric positive definite (reg > 0)
+            out[u, :] = v + A.T @ z
 
 
 @nb.njit(cache=True, parallel=True)
