@@ -96,6 +96,19 @@ def test_balanced_decorrelated_constraints_and_optimality(shape, deficient):
     assert np.sum(W * np.sqrt(n) * Qz) <= best + 1e-9
 
 
+@pytest.mark.parametrize("codes", [False, True])
+def test_balanced_decorrelated_equals_the_svd_polar_factor_at_full_rank(codes):
+    """From the r x r Gram matrix, the same X as sqrt(n) P Q^T of the thin SVD of the
+    centred W (DCF's Eq. 16), to rounding: the polar factor is unique at full rank."""
+    rng = np.random.default_rng(12)
+    n, r = 3000, 32
+    W = np.where(rng.random((n, r)) < 0.3, 1.0, -1.0) if codes else rng.random((n, r))
+    P, s, Qt = np.linalg.svd(W - W.mean(axis=0), full_matrices=False)
+    assert s[-1] > 1e-3 * s[0]  # full rank
+    X = discrete.balanced_decorrelated(W, np.random.default_rng(0))
+    np.testing.assert_allclose(X, np.sqrt(n) * P @ Qt, rtol=0, atol=1e-9)
+
+
 def test_balanced_decorrelated_rejects_too_few_rows():
     with pytest.raises(ValueError, match="more rows than bits"):
         discrete.balanced_decorrelated(np.ones((4, 8)), np.random.default_rng(0))

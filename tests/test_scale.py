@@ -445,6 +445,36 @@ def test_expectations_take_each_datasets_cells_from_its_own_reproduction():
     assert "at most 5.00 GiB at once (within 8 GiB)" in text   # 1 GiB + 2 jobs x 2 GiB
 
 
+def test_expectations_name_the_table1_methods_no_file_measured():
+    """A dataset whose files lack one of today's Table 1 methods says so, in the table and in
+    every sentence about it, instead of passing its minutes off as all of Table 1."""
+    import pandas as pd
+
+    from phdlib.report import scale as S
+
+    def cell(d, m, wall, ratings):
+        return {"dataset": d, "method": m, "bits": 32, "wall_s": wall, "cpu_s": wall,
+                "peak_rss_mb": 100.0, "users": 1, "items": 1, "ratings": ratings}
+
+    quick = pd.DataFrame([cell("a", "mf", 60.0, 10), cell("b", "mf", 60.0, 20),
+                          cell("b", "dcf-phd", 60.0, 20)])
+    full = pd.DataFrame([cell("a", "mf", 600.0, 10), cell("b", "mf", 600.0, 20),
+                         cell("b", "dcf-phd", 9000.0, 20)])
+    e = S.expectations(quick, full, methods=["mf", "dcf-phd"])
+    assert e.loc["a", "unmeasured"] == ("dcf-phd",) and e.loc["b", "unmeasured"] == ()
+    shown = S.expectations_display(e)
+    assert list(shown["Table 1 methods not measured"]) == [S.label("dcf-phd"), "none"]
+    lines = S.expectation_findings(e)
+    (a_line,) = [x for x in lines if x.startswith("**Within the hour")]
+    assert f"(without {S.label('dcf-phd')}: not measured at this shape)" in a_line
+    (b_line,) = [x for x in lines if x.startswith(f"**{S.dataset_label('b')}: hours")]
+    assert "without" not in b_line
+    # not checked when no method list is given: no column, no qualification
+    plain = S.expectations(quick, full)
+    assert "Table 1 methods not measured" not in S.expectations_display(plain)
+    assert not any("without" in x for x in S.expectation_findings(plain))
+
+
 def test_a_resumed_sweep_asked_for_the_catalogue_measures_cells_held_without_it(
         tmp_path, monkeypatch):
     import pandas as pd

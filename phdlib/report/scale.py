@@ -224,7 +224,7 @@ def commits(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
-                 jobs: int = 2, seeds: int = 5) -> pd.DataFrame:
+                 jobs: int = 2, seeds: int = 5, methods=None) -> pd.DataFrame:
     """What a reader should expect per dataset, smallest first: the answer of "Cost at scale".
 
     quick, full: :func:`phdlib.studies.scale.per_cell` frames of the quick-profile and the
@@ -242,7 +242,10 @@ def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
     most ``seeds`` times ``jobs_minutes``, in hours, as the grids run once); ``peak_gib``
     (the largest peak of one process, either profile); ``longest`` and
     ``longest_minutes`` (the cell no number of workers can shorten), with
-    ``longest_projected`` (bool).
+    ``longest_projected`` (bool); ``unmeasured``: the names among ``methods`` (Table 1's
+    methods today; None: not checked) that no file measured or projected on that dataset,
+    a tuple, so that a row whose files predate a method does not pass for all of Table 1
+    (its minutes, bounds included, are then for the other methods).
     """
     by_data = {str(m["cells"]["dataset"].iloc[0]): m for m in manifests}
     proj = projected(full, quick)
@@ -272,6 +275,7 @@ def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
             "longest": "" if top is None else f"{label(top['method'])} {int(top['bits'])}b",
             "longest_minutes": np.nan if top is None else float(top["minutes"]),
             "longest_projected": top is not None and bool(top["guess"]),
+            "unmeasured": tuple(m for m in (methods or ()) if m not in set(each["method"])),
         })
     out = pd.DataFrame(rows).set_index("dataset").sort_values("ratings")
     # an upper bound on one seed with the jobs: measured, or the cells one after another
@@ -280,6 +284,16 @@ def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
     out["seeds_hours"] = seeds * out["jobs_upper_minutes"] / 60
     out.attrs.update(jobs=jobs, seeds=seeds)
     return out
+
+
+def _unmeasured(row) -> str:
+    """`` (without X and Y: not measured at this shape)`` for a row of :func:`expectations`
+    whose files lack some of Table 1's methods, else ``""``."""
+    names = [label(m) for m in getattr(row, "unmeasured", ()) or ()]
+    if not names:
+        return ""
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f" (without {listed}: not measured at this shape)"
 
 
 def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
@@ -299,9 +313,10 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
     if len(fits):
         out.append("**Within the hour:** one seed of every method at the paper's settings "
                    "takes " + "; ".join(
-                       f"{dataset_label(d)} {r.jobs_minutes:.0f} min (measured end to end)"
-                       if r.jobs_measured else f"{dataset_label(d)} {r.jobs_minutes:.0f} to "
-                       f"{r.jobs_upper_minutes:.0f} min" for d, r in fits.iterrows())
+                       (f"{dataset_label(d)} {r.jobs_minutes:.0f} min (measured end to end)"
+                        if r.jobs_measured else f"{dataset_label(d)} {r.jobs_minutes:.0f} to "
+                        f"{r.jobs_upper_minutes:.0f} min") + _unmeasured(r)
+                       for d, r in fits.iterrows())
                    + f" with {where}. Table 1's {seeds} seeds take at most "
                    + ", ".join(f"{r.seeds_hours:.1f} h" for _, r in fits.iterrows())
                    + " respectively, as the tuning grids run once.")
@@ -309,7 +324,7 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
         out.append(f"**{dataset_label(d)}: about the hour.** One seed at the paper's settings "
                    f"takes {r.jobs_minutes:.0f} to {r.jobs_upper_minutes:.0f} min with {jobs} "
                    "jobs, between the least any schedule could take and the cells one after "
-                   "another.")
+                   f"another{_unmeasured(r)}.")
     for d, r in over.iterrows():
         out.append(f"**{dataset_label(d)}: hours.** One seed at the paper's settings needs at least "
                    f"{r.jobs_minutes:.0f} min with {jobs} jobs"
@@ -317,7 +332,7 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
                       if r.projected else "")
                    + f", and at least {r.longest_minutes:.0f} min on any number of workers: "
                    f"its longest cell, {r.longest}, cannot be shared. The quick profile takes "
-                   f"{r.quick_minutes:.0f} min of cells there.")
+                   f"{r.quick_minutes:.0f} min of cells there{_unmeasured(r)}.")
     peak = table["peak_gib"].max()
     out.append(f"**Memory:** no process needed more than {peak:.1f} GiB (largest: "
                f"{dataset_label(table['peak_gib'].idxmax())}), "
@@ -365,4 +380,7 @@ def expectations_display(table: pd.DataFrame) -> pd.DataFrame:
     out["longest cell"] = [f"{c}, {m:.0f} min" for c, m in zip(table["longest"],
                                                                table["longest_minutes"])]
     out["peak memory (GiB)"] = [f"{g:.2f}" for g in table["peak_gib"]]
+    if "unmeasured" in table and any(len(u) for u in table["unmeasured"]):
+        out["Table 1 methods not measured"] = [
+            ", ".join(label(m) for m in u) if len(u) else "none" for u in table["unmeasured"]]
     return out
