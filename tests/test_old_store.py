@@ -91,11 +91,23 @@ def test_old_run_loads_and_verifies(entry):
     assert path.name == run.key, f"{path} holds a run whose key is {run.key!r}"
 
 
+#: Methods whose implementation revision (``impl``) was raised after 77892c9 on purpose
+#: (DCF's relaxed start: Gram polar factor and dual-form short rows; CCCF carries DCF's
+#: revision). Their old runs must NOT be found: they are trained again, beside the old ones.
+REVISED = {"dcf", "cccf"}
+
+
 @pytest.mark.parametrize("entry", RUNS, ids=_id)
 def test_old_run_is_found_under_its_key(entry, split, store):
     before = _run_dirs(store)
     run = training.run(entry["method"], split, entry["bits"], entry["seed"],
                        overrides=entry["overrides"], root=store, progress=False)
+    if entry["method"] in REVISED:
+        assert run.key != entry["key"] and int(run.config["impl"]) > 2, run.config
+        after = _run_dirs(store)
+        assert set(before) < set(after), "a revised method reused its old run"
+        assert results.load(store / entry["path"], arrays=False).key == entry["key"]
+        return
     assert run.key == entry["key"], (
         f"{entry['method']} with overrides {entry['overrides']} now has run key {run.key!r}; "
         f"the old code stored it under {entry['key']!r} (its resolved config changed?)")
