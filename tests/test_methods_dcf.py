@@ -109,6 +109,31 @@ def test_balanced_decorrelated_equals_the_svd_polar_factor_at_full_rank(codes):
     np.testing.assert_allclose(X, np.sqrt(n) * P @ Qt, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("smallest", [1e-5, 1e-6, 1e-7])
+def test_balanced_decorrelated_keeps_the_constraints_when_ill_conditioned(smallest):
+    """Singular values spread down to ``smallest`` (not null): still X^T X = n I and the
+    SVD's polar factor, where the Gram route alone would lose both."""
+    rng = np.random.default_rng(13)
+    n, r = 400, 16
+    U, _ = np.linalg.qr(rng.normal(size=(n, r)))
+    U -= U.mean(axis=0)
+    V, _ = np.linalg.qr(rng.normal(size=(r, r)))
+    W = (U * np.geomspace(1.0, smallest, r)) @ V.T
+    P, s, Qt = np.linalg.svd(W - W.mean(axis=0), full_matrices=False)
+    X = discrete.balanced_decorrelated(W, np.random.default_rng(0))
+    np.testing.assert_allclose(X.T @ X / n, np.eye(r), atol=1e-10)
+    np.testing.assert_allclose(X, np.sqrt(n) * P @ Qt, atol=1e-6)
+
+
+def test_ridge_rows_refuses_a_zero_lambda():
+    g = _problem(seed=8)
+    r = 40  # every row short: the dual form, where lam = 0 would divide by zero
+    with pytest.raises(ValueError, match="lam must be > 0"):
+        K.ridge_rows(g.u_indptr, g.u_items, np.ones(g.nnz), np.ones(g.n_users),
+                     np.ones(g.n_items), np.ones((g.n_items, r)), 0.0, True,
+                     np.zeros((g.n_users, r)), np.zeros((g.n_users, r)))
+
+
 def test_balanced_decorrelated_rejects_too_few_rows():
     with pytest.raises(ValueError, match="more rows than bits"):
         discrete.balanced_decorrelated(np.ones((4, 8)), np.random.default_rng(0))

@@ -185,8 +185,11 @@ def ridge_rows(indptr, cols, target, wrow, wcol, other, lam, count_weighted, lin
     ``O(n_u r^2 + r^3)``, which is most rows of a long-tailed catalogue (at
     the Amazon shape the median user has 9 training ratings against r = 64).
 
-    other float64 (m, r); lin float64 (n, r); out float64 (n, r).
+    other float64 (m, r); lin float64 (n, r); out float64 (n, r). ``lam <= 0``:
+    ``ValueError`` (the system would not be positive definite).
     """
+    if not lam > 0.0:
+        raise ValueError("ridge_rows: lam must be > 0")
     n, r = out.shape
     for u in nb.prange(n):
         s, e = indptr[u], indptr[u + 1]

@@ -26,10 +26,12 @@ def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray
     matrix: ``Q`` and ``S^2`` are the eigenvectors and eigenvalues of
     ``(JW)^T JW``, and ``P = JW Q S^-1``. That is 7 to 10 times faster at
     n = 160,000, r = 64 (one BLAS thread) and agrees with the SVD to about
-    1e-13 at full rank; the Gram matrix squares the condition number, so a
+    1e-13 at full rank. The Gram matrix squares the condition number: a
     direction whose squared singular value is below ``max(n, r) * eps`` times
-    the largest is taken as null (for ±1 codes the smallest non-null one is
-    orders of magnitude above that).
+    the largest is taken as null, and where the kept singular values spread
+    by more than ``eps^(1/4)`` (where the Gram route would lose the
+    constraints) the SVD is used instead. ±1 codes and the relaxed factors
+    are far from that.
 
     Null directions (e.g. a bit equal for every user) are completed with
     random unit vectors orthogonal to ``1`` and to ``P`` (Gram-Schmidt on a
@@ -43,17 +45,39 @@ def balanced_decorrelated(W: np.ndarray, rng: np.random.Generator) -> np.ndarray
     if n < r + 1:
         raise ValueError(f"need more rows than bits + 1 for balanced codes, got n={n}, r={r}")
     J = W - W.mean(axis=0)
+    eps = np.finfo(np.float64).eps
     ev, Q = np.linalg.eigh(J.T @ J)  # ascending; Q (r, r): the right singular vectors
     ev, Q = ev[::-1], Q[:, ::-1]
-    tol = max(n, r) * np.finfo(np.float64).eps * (ev[0] if ev.size else 0.0)
-    keep = ev > max(tol, 1e-24)
+    keep = ev > max(max(n, r) * eps * ev[0], 1e-24)
+    if keep.any() and ev[keep][-1] < np.sqrt(eps) * ev[0]:
+        # ill-conditioned but not null (singular values spread by more than eps^(1/4)):
+        # the Gram matrix would lose the constraints, the SVD keeps them
+        return _from_svd(J, rng)
     Pk = J @ (Q[:, keep] / np.sqrt(ev[keep]))  # (n, k): orthonormal columns
-    if not keep.all():
-        Z = rng.random((n, r - Pk.shape[1]))
-        Z -= Z.mean(axis=0)
-        for _ in range(2):  # twice is enough for orthogonality to rounding
-            Z -= Pk @ (Pk.T @ Z)
-            Z -= Z.mean(axis=0)
-            Z, _r = np.linalg.qr(Z)
-        Pk = np.hstack([Pk, Z])
+    Pk = _complete(Pk, r, rng)
     return np.sqrt(n) * (Pk @ np.vstack([Q[:, keep].T, Q[:, ~keep].T]))
+
+
+def _complete(Pk: np.ndarray, r: int, rng: np.random.Generator) -> np.ndarray:
+    """``Pk`` (n, k) orthonormal, zero-mean columns, completed to (n, r) with seeded random
+    unit vectors orthogonal to ``1`` and to ``Pk`` (Gram-Schmidt, twice)."""
+    n, k = Pk.shape
+    if k == r:
+        return Pk
+    Z = rng.random((n, r - k))
+    Z -= Z.mean(axis=0)
+    for _ in range(2):  # twice is enough for orthogonality to rounding
+        Z -= Pk @ (Pk.T @ Z)
+        Z -= Z.mean(axis=0)
+        Z, _r = np.linalg.qr(Z)
+    return np.hstack([Pk, Z])
+
+
+def _from_svd(J: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """:func:`balanced_decorrelated` of the centred ``J`` (n, r) by its thin SVD (the
+    path for an ill-conditioned ``J``): float64 (n, r)."""
+    n, r = J.shape
+    P, s, Qt = np.linalg.svd(J, full_matrices=False)
+    keep = s > max(max(n, r) * np.finfo(np.float64).eps * s[0], 1e-12)
+    Pk = _complete(P[:, keep], r, rng)
+    return np.sqrt(n) * (Pk @ np.vstack([Qt[keep], Qt[~keep]]))
