@@ -161,13 +161,30 @@ def test_failing_chapter_names_chapter_and_cell(tmp_path):
 
 
 def test_selection_errors_need_no_kernel(tmp_path):
-    """--chapter with an unknown name, or leaving out a never-executed chapter, fails before executing."""
-    root = make_project(tmp_path, {"b": chapter("B", "2"), "a": chapter("A", "1")})
+    """--chapter with an unknown name fails before executing; so does a site build that
+    leaves out a never-executed chapter, even one after the selected chapter, naming each."""
+    root = make_project(tmp_path, {"a": chapter("A", "1"), "b": chapter("B", "2"),
+                                   "c": chapter("C", "3")})
     with pytest.raises(ValueError, match=r"unknown chapter\(s\) \['nope'\]"):
         book.build(root=root, only=["nope"], site=False, log=lambda *a: None)
-    with pytest.raises(book.ChapterNotBuilt, match="chapter 'b' was not selected and has never been executed"):
-        book.build(root=root, only=["a"], site=False, log=lambda *a: None)
+    with pytest.raises(book.ChapterNotBuilt,
+                       match="--chapter leaves out 2 never executed: 'b', 'c'; .* --no-site"):
+        book.build(root=root, only=["a"], site=True, log=lambda *a: None)
     assert not (root / "_build/exec/book/a.ipynb").exists()
+
+
+def test_selected_chapter_runs_alone_without_a_site(tmp_path):
+    """--chapter X --no-site on a fresh checkout executes X alone: the chapters never
+    executed are left out, said in the log, not refused; a site build then still needs them."""
+    root = make_project(tmp_path, {"a": chapter("A", "1"), "b": chapter("B", "2")})
+    lines = []
+    res = book.build(root=root, only=["b"], site=False, log=lines.append)
+    assert [r.name for r in res] == ["b"] and res[0].executed
+    assert (root / "_build/exec/book/b.ipynb").is_file()
+    assert not (root / "_build/exec/book/a.ipynb").exists()
+    assert any("book/a.md: not selected and never executed: left out" in ln for ln in lines), lines
+    with pytest.raises(book.ChapterNotBuilt, match="never executed: 'a'"):
+        book.build(root=root, only=["b"], site=True, log=lambda *a: None)
 
 
 def test_site_numbers_chapters_across_parts_and_fails_on_warnings(tmp_path):

@@ -54,8 +54,8 @@ class ChapterError(RuntimeError):
 
 
 class ChapterNotBuilt(ValueError):
-    """``--chapter`` left out a chapter that has never been executed (a user's choice to
-    change, not a failure of the chapter)."""
+    """``--chapter`` left out a chapter that has never been executed, and a site was asked
+    for (a user's choice to change, not a failure of the chapter)."""
 
 
 @dataclass
@@ -274,6 +274,21 @@ def _executed_digest(exec_dir: Path, pages: list[Path]) -> str:
     return h.hexdigest()
 
 
+def _check_selection(srcs: list[Path], root: Path, exec_dir: Path, only) -> None:
+    """:class:`ChapterNotBuilt` naming every chapter that ``only`` leaves out and that
+    has never been executed (a site cannot be built without it)."""
+    if only is None:
+        return
+    never = [s.stem for s in srcs if s.stem not in only and is_notebook(s.read_text())
+             and not (exec_dir / s.relative_to(root).with_suffix(".ipynb")).is_file()]
+    if never:
+        names = ", ".join(repr(n) for n in never)
+        raise ChapterNotBuilt(
+            f"the site needs every chapter, and --chapter leaves out {len(never)} never "
+            f"executed: {names}; run without --chapter first, add --chapter for each, or "
+            f"execute only the selected chapters with --no-site")
+
+
 def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
              parameters: dict, key: dict, only, force: bool, log,
              cell_timeout: float | None = None,
@@ -308,10 +323,9 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     used = wanted
     if cached or (skip and executed_nb.is_file()):
         status = "cached" if cached else "kept (not selected)"
-    elif skip:
-        raise ChapterNotBuilt(f"chapter {src.stem!r} was not selected and has never been "
-                              f"executed: run without --chapter first, or add --chapter "
-                              f"{src.stem}")
+    elif skip:  # never executed, and no site needs it (_build refused a site build)
+        log(f"[book] {rel}: not selected and never executed: left out (no site is built)")
+        return None
     else:
         log(f"[book] executing {rel} ...")
         key_file.unlink(missing_ok=True)
@@ -345,7 +359,9 @@ def _build(
     parameters: papermill parameters, e.g. ``{"dataset": "ml-100k",
     "profile": "quick"}``; each chapter receives those it declares.
     only: chapter names (file stems) to execute; the others are reused from
-    the cache and must already have been executed once. cell_timeout: seconds
+    the cache. With ``site`` every other chapter must have been executed once
+    (else :class:`ChapterNotBuilt`, before anything runs); without it a chapter
+    never executed is left out (not in the result). cell_timeout: seconds
     one cell may run (None: no limit, :func:`execute_chapter`; not above 0:
     ``ValueError``). heartbeat: seconds between the "still executing" lines of
     a long chapter (0: none).
@@ -364,6 +380,8 @@ def _build(
     data_dir = os.environ.get("PHD_DATA_DIR", "")
     results: list[ChapterResult] = []
     srcs = chapters(root)
+    if site:  # a site needs every chapter: refuse before executing any
+        _check_selection(srcs, root, exec_dir, only)
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
            "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}
