@@ -446,8 +446,9 @@ def test_expectations_take_each_datasets_cells_from_its_own_reproduction():
 
 
 def test_expectations_name_the_table1_methods_no_file_measured():
-    """A dataset whose files lack one of today's Table 1 methods says so, in the table and in
-    every sentence about it, instead of passing its minutes off as all of Table 1."""
+    """A dataset whose files lack one of today's Table 1 methods says so, in the table and
+    once in each finding about it (naming the datasets a sentence covers), instead of
+    passing its minutes off as all of Table 1; in every branch of the findings."""
     import pandas as pd
 
     from phdlib.report import scale as S
@@ -456,23 +457,37 @@ def test_expectations_name_the_table1_methods_no_file_measured():
         return {"dataset": d, "method": m, "bits": 32, "wall_s": wall, "cpu_s": wall,
                 "peak_rss_mb": 100.0, "users": 1, "items": 1, "ratings": ratings}
 
-    quick = pd.DataFrame([cell("a", "mf", 60.0, 10), cell("b", "mf", 60.0, 20),
-                          cell("b", "dcf-phd", 60.0, 20)])
-    full = pd.DataFrame([cell("a", "mf", 600.0, 10), cell("b", "mf", 600.0, 20),
-                         cell("b", "dcf-phd", 9000.0, 20)])
+    # a, a2: within the hour, without dcf-phd; c: two 40-min cells, 40 to 80 min with
+    # 2 jobs (about the hour), without dcf-phd; b: over the hour, every method measured
+    quick = pd.DataFrame([cell("a", "mf", 60.0, 10), cell("a2", "mf", 60.0, 12),
+                          cell("c", "mf", 60.0, 15), cell("c", "vh", 60.0, 15),
+                          cell("b", "mf", 60.0, 20), cell("b", "dcf-phd", 60.0, 20)])
+    full = pd.DataFrame([cell("a", "mf", 600.0, 10), cell("a2", "mf", 900.0, 12),
+                         cell("c", "mf", 2400.0, 15), cell("c", "vh", 2400.0, 15),
+                         cell("b", "mf", 600.0, 20), cell("b", "dcf-phd", 9000.0, 20)])
     e = S.expectations(quick, full, methods=["mf", "dcf-phd"])
     assert e.loc["a", "unmeasured"] == ("dcf-phd",) and e.loc["b", "unmeasured"] == ()
+    assert e.loc["c", "jobs_minutes"] == pytest.approx(40) and e.loc["c", "jobs_upper_minutes"] == 80
     shown = S.expectations_display(e)
-    assert list(shown["Table 1 methods not measured"]) == [S.label("dcf-phd"), "none"]
+    assert list(shown["Table 1 methods not measured"]) == [S.label("dcf-phd")] * 3 + ["none"]
     lines = S.expectation_findings(e)
-    (a_line,) = [x for x in lines if x.startswith("**Within the hour")]
-    assert f"(without {S.label('dcf-phd')}: not measured at this shape)" in a_line
-    (b_line,) = [x for x in lines if x.startswith(f"**{S.dataset_label('b')}: hours")]
-    assert "without" not in b_line
+    dcf_phd = S.label("dcf-phd")
+    (fit,) = [x for x in lines if x.startswith("**Within the hour")]
+    assert fit.startswith("**Within the hour:** one seed of every measured method"), fit
+    assert fit.count(dcf_phd) == 1, fit
+    assert (f"No recorded file measured {dcf_phd} on a and a2: the minutes there and the "
+            f"bound on the seeds are those of Table 1's other methods.") in fit, fit
+    (about,) = [x for x in lines if x.startswith("**c: about the hour.**")]
+    assert "takes 40 to 80 min with 2 jobs" in about, about
+    assert about.endswith(f"No recorded file measured {dcf_phd} here: the minutes there are "
+                          "those of Table 1's other methods."), about
+    (over,) = [x for x in lines if x.startswith(f"**{S.dataset_label('b')}: hours")]
+    assert "measured" not in over.replace("measured end to end", ""), over
     # not checked when no method list is given: no column, no qualification
     plain = S.expectations(quick, full)
     assert "Table 1 methods not measured" not in S.expectations_display(plain)
-    assert not any("without" in x for x in S.expectation_findings(plain))
+    assert not any("No recorded file" in x or "every measured" in x
+                   for x in S.expectation_findings(plain))
 
 
 def test_a_resumed_sweep_asked_for_the_catalogue_measures_cells_held_without_it(

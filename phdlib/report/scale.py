@@ -286,14 +286,30 @@ def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
     return out
 
 
-def _unmeasured(row) -> str:
-    """`` (without X and Y: not measured at this shape)`` for a row of :func:`expectations`
-    whose files lack some of Table 1's methods, else ``""``."""
-    names = [label(m) for m in getattr(row, "unmeasured", ()) or ()]
-    if not names:
-        return ""
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return f" (without {listed}: not measured at this shape)"
+def _listed(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _unmeasured_note(rows: pd.DataFrame, bound: bool = False) -> str:
+    """One sentence per set of Table 1 methods that the files of ``rows`` (of
+    :func:`expectations`) lack, naming those methods and where (``here`` for one row, else
+    the datasets), saying the minutes there (with ``bound``: and the seeds' bound) are the
+    other methods'; ``""`` where every row measured all of them."""
+    groups: dict[tuple, list[str]] = {}
+    for d, r in rows.iterrows():
+        missing = tuple(getattr(r, "unmeasured", ()) or ())
+        if missing:
+            groups.setdefault(missing, []).append(d)
+    out = ""
+    for missing, where in groups.items():
+        at = "here" if len(rows) == 1 else "on " + _listed(
+            [("the " if dataset_label(d).endswith("shape") else "") + dataset_label(d)
+             for d in where])
+        out += (f" No recorded file measured {_listed([label(m) for m in missing])} {at}: "
+                f"the minutes there{' and the bound on the seeds' if bound else ''} are "
+                f"those of Table 1's other methods.")
+    return out
 
 
 def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
@@ -311,20 +327,23 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
                     & ~(table["jobs_upper_minutes"] <= TARGET_MINUTES)]
     out = []
     if len(fits):
-        out.append("**Within the hour:** one seed of every method at the paper's settings "
+        note = _unmeasured_note(fits, bound=True)
+        out.append("**Within the hour:** one seed of every "
+                   + ("measured " if note else "") + "method at the paper's settings "
                    "takes " + "; ".join(
                        (f"{dataset_label(d)} {r.jobs_minutes:.0f} min (measured end to end)"
                         if r.jobs_measured else f"{dataset_label(d)} {r.jobs_minutes:.0f} to "
-                        f"{r.jobs_upper_minutes:.0f} min") + _unmeasured(r)
+                        f"{r.jobs_upper_minutes:.0f} min")
                        for d, r in fits.iterrows())
                    + f" with {where}. Table 1's {seeds} seeds take at most "
                    + ", ".join(f"{r.seeds_hours:.1f} h" for _, r in fits.iterrows())
-                   + " respectively, as the tuning grids run once.")
+                   + (" respectively" if len(fits) > 1 else "")
+                   + ", as the tuning grids run once." + note)
     for d, r in between.iterrows():
         out.append(f"**{dataset_label(d)}: about the hour.** One seed at the paper's settings "
                    f"takes {r.jobs_minutes:.0f} to {r.jobs_upper_minutes:.0f} min with {jobs} "
                    "jobs, between the least any schedule could take and the cells one after "
-                   f"another{_unmeasured(r)}.")
+                   "another." + _unmeasured_note(between.loc[[d]]))
     for d, r in over.iterrows():
         out.append(f"**{dataset_label(d)}: hours.** One seed at the paper's settings needs at least "
                    f"{r.jobs_minutes:.0f} min with {jobs} jobs"
@@ -332,12 +351,12 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
                       if r.projected else "")
                    + f", and at least {r.longest_minutes:.0f} min on any number of workers: "
                    f"its longest cell, {r.longest}, cannot be shared. The quick profile takes "
-                   f"{r.quick_minutes:.0f} min of cells there{_unmeasured(r)}.")
+                   f"{r.quick_minutes:.0f} min of cells there." + _unmeasured_note(over.loc[[d]]))
     peak = table["peak_gib"].max()
     out.append(f"**Memory:** no process needed more than {peak:.1f} GiB (largest: "
                f"{dataset_label(table['peak_gib'].idxmax())}), "
-               + (f"within a {TARGET_GIB:.0f} GiB budget." if peak <= TARGET_GIB else
-                  f"more than a {TARGET_GIB:.0f} GiB budget."))
+               + (f"within the {TARGET_GIB:.0f} GiB budget." if peak <= TARGET_GIB else
+                  f"more than the {TARGET_GIB:.0f} GiB budget."))
     return out
 
 
