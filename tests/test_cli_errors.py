@@ -30,6 +30,8 @@ CASES = [
     (["train", "--method", "popularity", *SYN, "--set", "bogus_key=1"], "bogus_key"),
     (["train", "--method", "vh", *SYN, "--set", "tune=false", "--set", "lr=-1"], "'lr'"),
     (["train", "--method", "vh", *SYN, "--set", "lr=-1"], "tuning grid"),
+    (["train", "--method", "dcf", *SYN, "--set", "tune=false", "--set", "alpha=0"],
+     "config 'alpha' and 'beta' must be > 0"),
     (["train", "--method", "popularity", "--dataset", "../escaped"], "'../escaped'"),
     (["train", "--method", "popularity", "--dataset", "nosuch"], "nosuch"),
     (["data", "stats", "--dataset", "ml-1m", "--seed", "-1"], "--seed"),

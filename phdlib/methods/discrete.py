@@ -378,6 +378,9 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     check_score(score)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"block sizes must be positive integers, got {sizes}")
+    if init == "relaxed" and not (alpha > 0 and beta > 0):  # (NaN fails too)
+        raise ValueError(f"config 'alpha' and 'beta' must be > 0 with init 'relaxed' (they are "
+                         f"the ridge of its row updates); got alpha={alpha!r}, beta={beta!r}")
     Wu, Wi = _weights(g, len(sizes), Wu, Wi)
     target = np.ascontiguousarray(target, dtype=np.float64)
     rng = np.random.default_rng(seed)
