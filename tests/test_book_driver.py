@@ -1,7 +1,7 @@
 """The book driver (``phdlib.book``) on a tiny project in a temporary folder.
 
-Four kernel executions in all (a Python kernel start is a few seconds each)
-plus one small ``jupyter-book build`` of plain Markdown pages.
+A few kernel executions (a Python kernel start is a few seconds each) plus one
+small ``jupyter-book build`` of plain Markdown pages.
 """
 from __future__ import annotations
 
@@ -168,22 +168,36 @@ def test_selection_errors_need_no_kernel(tmp_path):
     with pytest.raises(ValueError, match=r"unknown chapter\(s\) \['nope'\]"):
         book.build(root=root, only=["nope"], site=False, log=lambda *a: None)
     with pytest.raises(book.ChapterNotBuilt,
-                       match="--chapter leaves out 2 never executed: 'b', 'c'; .* --no-site"):
+                       match="--chapter leaves out 2 chapters never executed: 'b', 'c'; .* --no-site"):
         book.build(root=root, only=["a"], site=True, log=lambda *a: None)
     assert not (root / "_build/exec/book/a.ipynb").exists()
 
 
 def test_selected_chapter_runs_alone_without_a_site(tmp_path):
     """--chapter X --no-site on a fresh checkout executes X alone: the chapters never
-    executed are left out, said in the log, not refused; a site build then still needs them."""
-    root = make_project(tmp_path, {"a": chapter("A", "1"), "b": chapter("B", "2")})
+    executed are left out, said in the log, not refused; one executed before is kept; a
+    site build then still needs every one; a record of nothing executed is refused."""
+    from phdlib.book import record
+
+    root = make_project(tmp_path, {"a": chapter("A", "1"), "b": chapter("B", "2"),
+                                   "c": chapter("C", "3")})
+    out = tmp_path / "rec.json"
+    with pytest.raises(ValueError, match="not written: no chapter .* has been executed"):
+        record.build_recorded(out, root=root, only=["index"], site=False, log=lambda *a: None)
+    assert not out.exists()
     lines = []
     res = book.build(root=root, only=["b"], site=False, log=lines.append)
     assert [r.name for r in res] == ["b"] and res[0].executed
     assert (root / "_build/exec/book/b.ipynb").is_file()
     assert not (root / "_build/exec/book/a.ipynb").exists()
-    assert any("book/a.md: not selected and never executed: left out" in ln for ln in lines), lines
-    with pytest.raises(book.ChapterNotBuilt, match="never executed: 'a'"):
+    for name in ("a", "c"):
+        assert any(f"book/{name}.md: not selected and never executed: left out" in ln
+                   for ln in lines), lines
+    lines = []
+    res = book.build(root=root, only=["c"], site=False, log=lines.append)
+    assert [(r.name, r.executed) for r in res] == [("b", False), ("c", True)]
+    assert any("book/b.md: cached" in ln for ln in lines), lines
+    with pytest.raises(book.ChapterNotBuilt, match="leaves out 1 chapter never executed: 'a'"):
         book.build(root=root, only=["b"], site=True, log=lambda *a: None)
 
 

@@ -289,3 +289,17 @@ def test_grid_search_chooses_on_validation_and_stores_every_point(synthetic_spli
     # the tuned run holds the chosen point's codes
     point = results.load(next(p for p in idx["path"] if p.endswith(run.extra["chosen_key"])))
     np.testing.assert_array_equal(point.arrays["user_codes"], run.arrays["user_codes"])
+
+
+def test_the_relaxed_start_refuses_a_ridge_not_above_zero_and_only_where_it_solves_one():
+    from phdlib.methods.discrete import check_ridge
+
+    for bad in ({"alpha": 0.0}, {"beta": -1.0}, {"alpha": float("nan")},
+                {"alpha_grid": [0.1, 0.0]}):
+        (key,) = bad
+        with pytest.raises(ValueError, match=f"config '{key}' must be > 0 with init 'relaxed'"):
+            check_ridge("relaxed", 50, **bad)
+    check_ridge("relaxed", 50, alpha=1e-9, alpha_grid=[0.01, 1.0])
+    # a random start, or a relaxed one of no iteration, solves no ridge problem
+    check_ridge("random", 50, alpha=0.0, alpha_grid=[0.0])
+    check_ridge("relaxed", 0, alpha=0.0)

@@ -479,8 +479,12 @@ def test_expectations_name_the_table1_methods_no_file_measured():
             f"bound on the seeds are those of Table 1's other methods.") in fit, fit
     (about,) = [x for x in lines if x.startswith("**c: about the hour.**")]
     assert "takes 40 to 80 min with 2 jobs" in about, about
-    assert about.endswith(f"No recorded file measured {dcf_phd} here: the minutes there are "
+    assert about.endswith(f"No recorded file measured {dcf_phd} on c: the minutes there are "
                           "those of Table 1's other methods."), about
+    assert "The measured methods' 5 seeds take at most" in fit and "respectively" in fit, fit
+    (one,) = [x for x in S.expectation_findings(e.drop(index="a2"))
+              if x.startswith("**Within the hour")]
+    assert "respectively" not in one and f"measured {dcf_phd} on a:" in one, one
     (over,) = [x for x in lines if x.startswith(f"**{S.dataset_label('b')}: hours")]
     assert "measured" not in over.replace("measured end to end", ""), over
     # not checked when no method list is given: no column, no qualification

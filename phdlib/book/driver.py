@@ -284,8 +284,8 @@ def _check_selection(srcs: list[Path], root: Path, exec_dir: Path, only) -> None
     if never:
         names = ", ".join(repr(n) for n in never)
         raise ChapterNotBuilt(
-            f"the site needs every chapter, and --chapter leaves out {len(never)} never "
-            f"executed: {names}; run without --chapter first, add --chapter for each, or "
+            f"the site needs every chapter, and --chapter leaves out {len(never)} "
+            f"chapter{'s' if len(never) > 1 else ''} never executed: {names}; run without --chapter first, add --chapter for each, or "
             f"execute only the selected chapters with --no-site")
 
 
@@ -293,7 +293,8 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
              parameters: dict, key: dict, only, force: bool, log,
              cell_timeout: float | None = None,
              heartbeat: float = HEARTBEAT_SECONDS) -> ChapterResult | None:
-    """Execute (or reuse) one chapter and stage it; None for a page without code.
+    """Execute (or reuse) one chapter and stage it; None for a page without code, or for a
+    chapter neither selected nor ever executed (no site is built then: :func:`_build`).
 
     The execution cache key is the chapter's source, the parameters it
     declares and uses, and ``key`` (the ``phdlib`` sources' hash, the data

@@ -192,6 +192,9 @@ def _write_measured(path, root: Path, command: str, started: datetime, t0: float
                 "peak_process_rss_mb": mem.peak_process_mb, "memory_samples": mem.samples,
                 "sample_interval_s": mem.interval, "failed": failed}
     rec = from_executed(root, command, measured)
+    if not rec["rows"]:  # e.g. --chapter of a page without code, on a fresh checkout
+        raise ValueError(f"{path}: not written: no chapter of {root} has been executed "
+                         f"(nothing to record)")
     # executed by this build: started after it did (the others were reused from the cache)
     ran = {r["chapter"] for r in rec["rows"] if datetime.fromisoformat(r["started"]) >= started}
     measured["executed"] = [r["chapter"] for r in rec["rows"] if r["chapter"] in ran]

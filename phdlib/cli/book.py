@@ -97,7 +97,9 @@ def register(sub) -> None:
     b.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other chapter parameter; repeatable")
     b.add_argument("--chapter", action="append", metavar="NAME",
-                   help="execute only this chapter (file stem); repeatable")
+                   help="execute only this chapter (file stem); repeatable. The others are "
+                        "reused from the last build; with --no-site one never executed is "
+                        "left out, without it every one must have been executed once")
     b.add_argument("--force", action="store_true", help="ignore the execution cache")
     b.add_argument("--no-site", action="store_true", help="execute only; skip jupyter-book build")
     b.add_argument("--cell-timeout", type=seconds_above_zero, default=None, metavar="SECONDS",

@@ -38,7 +38,7 @@ import numpy as np
 from . import dcf as _dcf
 from . import spec as S
 from .base import TUNE_RATINGS, Method
-from .discrete import forget_starts
+from .discrete import check_ridge, forget_starts
 from .fitted import BlockCodeModel
 from . import mf_methods as _mf
 
@@ -258,6 +258,8 @@ class CCCFMethod(Method):
     def grid(self, config: dict, bits: int) -> list[dict]:
         if not config["tune"]:
             return []
+        check_ridge(config["init"], config["init_max_iterations"],
+                    alpha_grid=config["alpha_grid"])
         lays = config["layouts"] if config["layouts"] is not None else layouts(int(bits))
         return [{"blocks": list(map(int, lay)), "alpha": float(a), "beta": float(a), "tune": False}
                 for lay in lays for a in config["alpha_grid"]]

@@ -12,7 +12,7 @@ from .. import codes as C
 from . import spec as S
 from .base import TUNE_RATINGS, Method
 from .fitted import CodeModel
-from .discrete import RatingGraph, fit_blocks, forget_starts, scale_ratings
+from .discrete import RatingGraph, check_ridge, fit_blocks, forget_starts, scale_ratings
 
 #: The alpha (= beta) values searched on validation: the DCF paper tunes both
 #: trade-off parameters over powers of ten; we search 1e-4 .. 1.
@@ -151,6 +151,8 @@ class DCFMethod(Method):
     def grid(self, config: dict, bits: int) -> list[dict]:
         if not config["tune"]:
             return []
+        check_ridge(config["init"], config["init_max_iterations"], alpha_grid=config["alpha_grid"],
+                    **({} if config["grid_tied"] else {"beta_grid": config["beta_grid"]}))
         if config["grid_tied"]:
             pairs = [(a, a) for a in config["alpha_grid"]]
         else:

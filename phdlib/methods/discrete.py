@@ -196,6 +196,18 @@ def _sign(A):
     return np.ascontiguousarray(S)
 
 
+def check_ridge(init: str, init_max_iterations: int, **values) -> None:
+    """``ValueError`` naming the config key (``alpha=0.1``, ``alpha_grid=[...]``) with a value
+    not above 0 (NaN included) where the relaxed start solves ridge problems with it: init
+    ``"relaxed"`` with at least one iteration."""
+    if init != "relaxed" or init_max_iterations < 1:
+        return
+    for key, v in values.items():
+        if not all(x > 0 for x in np.atleast_1d(np.asarray(v, dtype=float))):
+            raise ValueError(f"config {key!r} must be > 0 with init 'relaxed' (the ridge of "
+                             f"its row updates); got {v!r}")
+
+
 def fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, **kwargs) -> BlockModel:
     """Train a block DCF model; see :func:`_fit_blocks` for the arguments.
 
@@ -378,9 +390,7 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     check_score(score)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"block sizes must be positive integers, got {sizes}")
-    if init == "relaxed" and not (alpha > 0 and beta > 0):  # (NaN fails too)
-        raise ValueError(f"config 'alpha' and 'beta' must be > 0 with init 'relaxed' (they are "
-                         f"the ridge of its row updates); got alpha={alpha!r}, beta={beta!r}")
+    check_ridge(init, init_max_iterations, alpha=alpha, beta=beta)
     Wu, Wi = _weights(g, len(sizes), Wu, Wi)
     target = np.ascontiguousarray(target, dtype=np.float64)
     rng = np.random.default_rng(seed)

@@ -293,9 +293,9 @@ def _listed(names: list[str]) -> str:
 
 def _unmeasured_note(rows: pd.DataFrame, bound: bool = False) -> str:
     """One sentence per set of Table 1 methods that the files of ``rows`` (of
-    :func:`expectations`) lack, naming those methods and where (``here`` for one row, else
-    the datasets), saying the minutes there (with ``bound``: and the seeds' bound) are the
-    other methods'; ``""`` where every row measured all of them."""
+    :func:`expectations`) lack, naming those methods and the datasets, saying the minutes
+    there (with ``bound``: and the seeds' bound) are the other methods'; ``""`` where
+    every row measured all of them."""
     groups: dict[tuple, list[str]] = {}
     for d, r in rows.iterrows():
         missing = tuple(getattr(r, "unmeasured", ()) or ())
@@ -303,7 +303,7 @@ def _unmeasured_note(rows: pd.DataFrame, bound: bool = False) -> str:
             groups.setdefault(missing, []).append(d)
     out = ""
     for missing, where in groups.items():
-        at = "here" if len(rows) == 1 else "on " + _listed(
+        at = "on " + _listed(
             [("the " if dataset_label(d).endswith("shape") else "") + dataset_label(d)
              for d in where])
         out += (f" No recorded file measured {_listed([label(m) for m in missing])} {at}: "
@@ -335,7 +335,8 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
                         if r.jobs_measured else f"{dataset_label(d)} {r.jobs_minutes:.0f} to "
                         f"{r.jobs_upper_minutes:.0f} min")
                        for d, r in fits.iterrows())
-                   + f" with {where}. Table 1's {seeds} seeds take at most "
+                   + f" with {where}. " + ("The measured methods'" if note else "Table 1's")
+                   + f" {seeds} seeds take at most "
                    + ", ".join(f"{r.seeds_hours:.1f} h" for _, r in fits.iterrows())
                    + (" respectively" if len(fits) > 1 else "")
                    + ", as the tuning grids run once." + note)
@@ -355,8 +356,8 @@ def expectation_findings(table: pd.DataFrame, cpus: int | None = None,
     peak = table["peak_gib"].max()
     out.append(f"**Memory:** no process needed more than {peak:.1f} GiB (largest: "
                f"{dataset_label(table['peak_gib'].idxmax())}), "
-               + (f"within the {TARGET_GIB:.0f} GiB budget." if peak <= TARGET_GIB else
-                  f"more than the {TARGET_GIB:.0f} GiB budget."))
+               + (f"within a budget of {TARGET_GIB:.0f} GiB." if peak <= TARGET_GIB else
+                  f"more than a budget of {TARGET_GIB:.0f} GiB."))
     return out
 
 
