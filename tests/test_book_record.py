@@ -273,6 +273,13 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
                                                           measured=MEASURED)), "Tiny")
     assert lines[0].startswith("**The book on Tiny: ") and "Failed: Beta." in lines
     assert "Chapters ran on different datasets: ml-100k in Beta; ml-1m in c." in lines
+    # a build interrupted by hand: its last chapter is unfinished, not failed, and the
+    # wall time is how long it ran, without a site
+    lines = book_build.findings(record.load(_write_record(
+        tmp_path / "i.json", rows, measured={**MEASURED, "failed": "KeyboardInterrupt"})), "Tiny")
+    assert "Interrupted in Beta, by hand (unfinished, not failed)." in lines, lines
+    assert not any(x.startswith(("Failed", "The build stopped")) for x in lines), lines
+    assert any(x.startswith("The build ran for 1 h 45 min of wall time;") for x in lines), lines
 
 
 @pytest.mark.parametrize("minutes, text", [(7.54, "7.5 min"), (47.4, "47 min"),

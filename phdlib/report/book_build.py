@@ -114,24 +114,26 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     if len(datasets) > 1:
         out.append("Chapters ran on different datasets: " + "; ".join(
             f"{v} in {and_list(t)}" for v, t in datasets.values()) + ".")
+    m = b.get("measured")
+    interrupted = bool(m) and m.get("failed") == "KeyboardInterrupt"
     failed = [names[c] for c in rows.loc[rows["failed"].astype(bool), "chapter"]]
     stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
              if not cur and not f]
     if failed:
-        out.append(f"Failed: {and_list(failed)}.")
+        out.append(f"Interrupted in {and_list(failed)}, by hand (unfinished, not failed)."
+                   if interrupted else f"Failed: {and_list(failed)}.")
     if stale:
         out.append(f"Executed before their source or the library last changed: "
                    f"{and_list(stale)}.")
     if b.get("missing"):
         out.append(f"Never executed: {and_list(list(b['missing']))}.")
-    m = b.get("measured")
     if not m:
         out.append("The chapters' times are papermill's; the build itself was not measured "
                    "(a record of the last executions, which may span several builds).")
         return out
     if m.get("cached"):
         out.append(f"Reused from an earlier build: {and_list([names.get(c, c) for c in m['cached']])}.")
-    if m.get("failed"):
+    if m.get("failed") and not interrupted:
         out.append(f"The build stopped: {m['failed']}")
     mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB of resident memory "
            f"summed over the build, its kernels and their workers (sampled every "
@@ -141,7 +143,8 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     if m.get("store_runs_before") is not None and m.get("store_runs_after") is not None:
         store = (f"; the results store held {m['store_runs_before']:,} runs before and "
                  f"{m['store_runs_after']:,} after")
-    site = " with the site" if m.get("site") else ""
-    out.append(f"The build took {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
+    site = " with the site" if m.get("site") and not m.get("failed") else ""
+    took = "ran for" if m.get("failed") else "took"
+    out.append(f"The build {took} {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
                f"time{site}{mem}{store}.")
     return out
