@@ -41,6 +41,7 @@ from .params import check_parameters, declared_parameters, kind, used_parameters
 from .project import chapters, is_notebook, project_root, toc_files  # noqa: F401
 from .site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .site import build_site, fold_injected, stage_static, stage_synthetic_banner
+from .selection import ChapterNotBuilt, check_options, check_selection  # noqa: F401
 from ..io import write_json
 from .. import results
 
@@ -51,11 +52,6 @@ HEARTBEAT_SECONDS = 300
 
 class ChapterError(RuntimeError):
     """A chapter raised while it was executed."""
-
-
-class ChapterNotBuilt(ValueError):
-    """``--chapter`` left out a chapter that has never been executed, and a site was asked
-    for (a user's choice to change, not a failure of the chapter)."""
 
 
 @dataclass
@@ -230,37 +226,6 @@ def build(*args, **kwargs) -> list[ChapterResult]:
         return _build(*args, **kwargs)
 
 
-def check_options(root: Path, parameters, only, cell_timeout) -> None:
-    """``ValueError`` for a ``cell_timeout`` not above 0, an unknown chapter in
-    ``only`` or a parameter :func:`check_parameters` refuses."""
-    if cell_timeout is not None and not cell_timeout > 0:
-        raise ValueError(f"cell_timeout: seconds above 0, or None for no limit; "
-                         f"got {cell_timeout!r}")
-    srcs = chapters(root)
-    if only:
-        unknown = set(only) - {s.stem for s in srcs}
-        if unknown:
-            raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
-    check_parameters(dict(parameters or {}), _declared(srcs))
-
-
-def _declared(srcs: list[Path]) -> dict[str, dict]:
-    """Chapter name -> the parameters it declares (:func:`declared_parameters`); a
-    parameters cell that is not valid Python is a ``ValueError`` naming the chapter."""
-    import jupytext
-
-    out = {}
-    for src in srcs:
-        text = src.read_text()
-        try:
-            out[src.stem] = (declared_parameters(jupytext.reads(text, fmt=src.suffix.lstrip(".")))
-                             if is_notebook(text) else {})
-        except SyntaxError as exc:
-            raise ValueError(f"{src}: its parameters cell is not valid Python "
-                             f"({exc.msg}, line {exc.lineno} of the cell)") from None
-    return out
-
-
 def _executed_digest(exec_dir: Path, pages: list[Path]) -> str:
     """sha256 over the execution keys of ``pages`` (relative paths of the chapters a summary
     page summarises; a chapter no longer in the book, or never executed, counts as absent)."""
@@ -272,21 +237,6 @@ def _executed_digest(exec_dir: Path, pages: list[Path]) -> str:
         h.update(str(f.relative_to(exec_dir)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
-
-
-def _check_selection(srcs: list[Path], root: Path, exec_dir: Path, only) -> None:
-    """:class:`ChapterNotBuilt` naming every chapter that ``only`` leaves out and that
-    has never been executed (a site cannot be built without it)."""
-    if only is None:
-        return
-    never = [s.stem for s in srcs if s.stem not in only and is_notebook(s.read_text())
-             and not (exec_dir / s.relative_to(root).with_suffix(".ipynb")).is_file()]
-    if never:
-        names = ", ".join(repr(n) for n in never)
-        raise ChapterNotBuilt(
-            f"the site needs every chapter, and --chapter leaves out {len(never)} "
-            f"chapter{'s' if len(never) > 1 else ''} never executed: {names}; run without --chapter first, add --chapter for each, or "
-            f"execute only the selected chapters with --no-site")
 
 
 def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
@@ -382,7 +332,7 @@ def _build(
     results: list[ChapterResult] = []
     srcs = chapters(root)
     if site:  # a site needs every chapter: refuse before executing any
-        _check_selection(srcs, root, exec_dir, only)
+        check_selection(srcs, root, exec_dir, only)
     ctx = {"root": root, "stage": stage, "exec_dir": exec_dir, "parameters": parameters,
            "key": {"phdlib": lib_hash, "data_dir": data_dir}, "only": only, "force": force,
            "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}

@@ -36,7 +36,8 @@ from .. import results
 from ..experiments.usage import TreeMemory
 from ..io import write_json
 from ..studies.scale import provenance
-from .driver import ChapterError, build, check_options, library_hash, source_hash
+from .driver import ChapterError, build, library_hash, source_hash
+from .selection import check_options
 from .params import declared_parameters
 from .project import chapters, is_notebook, project_root
 from .site import SiteBuildError

@@ -286,11 +286,6 @@ def expectations(quick: pd.DataFrame, full: pd.DataFrame, manifests=(),
     return out
 
 
-def _listed(names: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _unmeasured_note(rows: pd.DataFrame, bound: bool = False) -> str:
     """One sentence per set of Table 1 methods that the files of ``rows`` (of
     :func:`expectations`) lack, naming those methods and the datasets, saying the minutes
@@ -303,10 +298,11 @@ def _unmeasured_note(rows: pd.DataFrame, bound: bool = False) -> str:
             groups.setdefault(missing, []).append(d)
     out = ""
     for missing, where in groups.items():
-        at = "on " + _listed(
+        at = "on " + page.and_list(
             [("the " if dataset_label(d).endswith("shape") else "") + dataset_label(d)
              for d in where])
-        out += (f" No recorded file measured {_listed([label(m) for m in missing])} {at}: "
+        names = page.and_list([label(m) for m in missing])
+        out += (f" No recorded file measured {names} {at}: "
                 f"the minutes there{' and the bound on the seeds' if bound else ''} are "
                 f"those of Table 1's other methods.")
     return out
