@@ -71,6 +71,37 @@ def test_replay_of_untouched_rows_equals_the_dense_pass_bit_for_bit(flush, start
     assert (want[0] != p0).any()   # the parameters do move
 
 
+@pytest.mark.parametrize("flush", [True, False])
+@pytest.mark.parametrize("width", [64, 37])
+def test_replay_gathering_the_moving_elements_equals_the_dense_pass(flush, width):
+    """Elements of one row settling far apart: the replay gathers the moving ones (in
+    blocks of ``LANES``) and goes on with them alone, some still moving at the end of
+    the gap and some parameters subnormal or zero; the dense pass's numbers still."""
+    rng = np.random.default_rng(width)
+    rows, start, gap = 12, 900, 300
+    c = vh_step._Constants(0.001).upto(start + gap)
+    p = rng.uniform(-2, 2, (rows, width)).astype(np.float32)
+    p[:, 1::7] *= np.float32(1e-6)       # slower to settle
+    m = (rng.standard_normal((rows, width)) * 1e-3).astype(np.float32)
+    v = (m.astype(np.float64) ** 2 * 10.0 ** rng.uniform(0, 2, (rows, width))).astype(
+        np.float32)
+    p[:, ::4], m[:, ::4] = 0.0, 0.0      # zero: never settle, so every row moves to the end
+    p[0, 1], m[0, 2], v[0, 2] = 1e-40, -1e-41, 1e-39   # subnormal parameter and moments
+    want = [x.copy() for x in (p, m, v)]
+    got = [x.copy() for x in (p, m, v)]
+    last = np.full(rows, start - 1, np.int64)
+    with fpenv.flush_denormals(flush):
+        _dense_steps(*want, c, start, start + gap - 1)
+        full, missed = R.catch_up(*got, last, np.arange(rows, dtype=np.int64),
+                                  start + gap - 1, *c.tables())
+    for a, b in zip(want, got):
+        assert np.array_equal(_bits(a), _bits(b))
+    assert missed == rows * gap
+    # every row has elements moving to the end: whole-row steps would be rows * gap
+    assert full < 0.7 * rows * gap
+    assert (want[0] != p).any()
+
+
 def test_catch_up_all_on_two_threads_equals_one_thread_and_the_dense_pass():
     c = vh_step._Constants(0.001).upto(800)
     p0, m0, v0 = _awkward(200, 16, seed=4)
@@ -195,3 +226,16 @@ def test_lazy_adam_steps_the_touched_rows_only():
         vh._Trainer(_synthetic(shape), shape[0], shape[1], 8, (1, 5), bad, 0)
     with pytest.raises(ValueError, match="lazy Adam runs in the fused step"):
         vh._Trainer(_synthetic(shape), shape[0], shape[1], 8, (1, 5), cfg, 0, "autograd")
+
+
+def test_moment_tables_start_on_cache_lines():
+    """The replay's 64-byte vectors of a row must not straddle two cache lines."""
+    for shape in [(1, 1), (1000, 64), (3, 37)]:
+        z = A.zeros_aligned(shape)
+        assert z.shape == shape and z.dtype == np.float32 and not z.any()
+        assert z.ctypes.data % A.ALIGN == 0 and z.flags.c_contiguous
+    cfg = vh.default_config("phd", user_bias=True)
+    tr = vh._Trainer(_synthetic((50, 70, 500)), 50, 70, 64, (1, 5), cfg, 0, "fused")
+    for st in tr.step.params:
+        for x in (st.p, st.m, st.v):
+            assert x.ctypes.data % A.ALIGN == 0

@@ -80,7 +80,7 @@ def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
             _row("amazon", "lazy", 1, 0.9, 19.0, touched=800), _row("ml-1m", "dense", 1, .6, 1.0)]
     lines = rsteps.findings(rows)
     assert "runs at 3.40× on 1 thread at the Amazon shape the dense step's speed" in lines[0]
-    assert "100,000 row-steps in full per step, about 125" in lines[1]
+    assert "the arithmetic of 100,000 row-steps per step, about 125" in lines[1]
     assert lines[2].startswith("Lazy Adam, which moves the touched rows only, runs 19.0 times")
     slow = rsteps.findings(rows + [_row("ml-1m", "exact", 1, .7, .86)])
     assert "(ML-1M), replaying the missed steps costs more" in slow[1]

@@ -26,8 +26,9 @@ Each design has its own limit, measured in the same run on this machine:
   a block of rows small enough to stay in the L1 cache, scaled to every row);
 - **exact**: the bytes of the touched rows, plus the arithmetic of the steps
   the untouched rows missed, counted in the timed steps themselves: the
-  row-steps replayed in full (until a row's parameters settle) at the
-  arithmetic floor per row, and the others (moments only) at the floor of
+  row-steps replayed in full (until a row's parameters settle; a step of
+  part of a row counts as that part) at the arithmetic floor per row, and
+  the others (moments only) at the floor of
   :func:`phdlib.kernels.adam_replay.decay_probe`;
 - **lazy**: the bytes and the arithmetic of the touched rows;
 - **auto**: the dense limit for the share of rows in densely updated tables,

@@ -8,7 +8,7 @@ is next read, or when someone reads the whole table, instead of every step:
 :func:`catch_up_all` replay the zero-gradient steps each row missed, one by
 one, with each step's constants (:func:`_replay`), and give the dense pass's
 numbers bit for bit. Two float32 facts make the replay short: once the update
-of every element of a row is below half the spacing of float32 numbers at its
+of an element is below half the spacing of float32 numbers at its
 parameter, and the step is past :data:`SETTLE` (from then on each step's
 update is about 0.92 times the one before: the first moment decays by 0.9,
 the denominator by at most ``sqrt(beta2)`` and the bias corrections move the
@@ -28,21 +28,29 @@ import numpy as np
 from .floats import fma32, sqrt32
 from .fpenv import flush_restore, flush_set
 
-#: The first step after which :func:`_replay` may stop computing a row's
-#: parameter: from step 5 on, ``sqrt(1 - beta2^t)`` grows by less than the
+#: The first step after which :func:`_replay` may stop computing a parameter: from
+#: step 5 on, ``sqrt(1 - beta2^t)`` grows by less than the
 #: first moment's decay, so each update is smaller than the one before (by a
 #: factor of about 0.92 from step 20); 32 leaves a margin.
 SETTLE = 32
 
 
-#: :func:`_replay` checks whether a row has settled every this many steps (a check
-#: in every step would keep LLVM from its widest vectors).
+#: :func:`_replay` checks which elements of a row have settled every this many steps
+#: (a check in every step would keep LLVM from its widest vectors).
 CHECK_EVERY = 8
+
+#: :func:`_replay` gathers the elements of a row still moving into blocks of this many
+#: (one AVX-512 vector, two AVX2 ones) once a block's worth has settled: a count of
+#: elements that is not a multiple of the vector width leaves a scalar remainder, 3
+#: to 4 times slower an element (measured).
+LANES = 16
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
-def _zero_step(p, m, v, r, c1, b2, c2, a, n, eps):
-    """One zero-gradient step of row ``r``: the dense pass's untouched branch.
+def _step(p, m, v, cnt, c1, b2, c2, a, n, eps):
+    """One zero-gradient step of elements ``0..cnt-1`` of ``p, m, v`` (float32 ``(>= cnt,)``
+    each: a row, or the gathered moving elements of one): the dense pass's untouched
+    branch.
 
     Once ``sqrt(1 - beta2^t)`` rounds to 1 in float32 (``t`` past about 17,300),
     the division by it is left out: ``x / 1 = x`` exactly, and a square root is
@@ -50,83 +58,178 @@ def _zero_step(p, m, v, r, c1, b2, c2, a, n, eps):
     """
     zero = np.float32(0.0)
     if a == np.float32(1.0):
-        for j in range(p.shape[1]):
-            mm = fma32(c1, zero - m[r, j], m[r, j])
-            vv = fma32(c2 * zero, zero, v[r, j] * b2)
-            m[r, j] = mm
-            v[r, j] = vv
-            p[r, j] = p[r, j] + n * mm / (sqrt32(vv) + eps)
+        for j in range(cnt):
+            mm = fma32(c1, zero - m[j], m[j])
+            vv = fma32(c2 * zero, zero, v[j] * b2)
+            m[j] = mm
+            v[j] = vv
+            p[j] = p[j] + n * mm / (sqrt32(vv) + eps)
         return
-    for j in range(p.shape[1]):
-        mm = fma32(c1, zero - m[r, j], m[r, j])
-        vv = fma32(c2 * zero, zero, v[r, j] * b2)
-        m[r, j] = mm
-        v[r, j] = vv
-        p[r, j] = p[r, j] + n * mm / (sqrt32(vv) / a + eps)
+    for j in range(cnt):
+        mm = fma32(c1, zero - m[j], m[j])
+        vv = fma32(c2 * zero, zero, v[j] * b2)
+        m[j] = mm
+        v[j] = vv
+        p[j] = p[j] + n * mm / (sqrt32(vv) / a + eps)
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
-def _zero_step_checked(p, m, v, r, c1, b2, c2, a, n, eps, decays):
-    """:func:`_zero_step`, returning how many elements have not settled (see :func:`_replay`)."""
-    zero = np.float32(0.0)
+def _settled(x, u, mm, nm, n, eps, decays):
+    """Whether no step after this one can move a parameter that was ``x`` before this
+    step's update ``u = nm / (...)`` (``nm = n mm``, ``mm`` the first moment): the test
+    of :func:`_replay`."""
     half, quarter = np.float32(2.0 ** -26), np.float32(2.0 ** -27)
     tiny = np.float32(1.1754944e-38)   # the smallest normal float32
     sub = abs(n) * tiny                # a bound on the numerator of a subnormal moment
+    ax = abs(x)
+    qe = ax * quarter * eps
+    normal = (mm == np.float32(0.0)) | (abs(mm) >= tiny)
+    return (decays & (abs(u) < ax * half) & normal & (sub < qe)) | (abs(nm) < qe)
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _step_counted(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays):
+    """:func:`_step`, flagging in ``f`` (float32, 1 moving, 0 settled) the elements that
+    have not settled and returning how many."""
+    zero, one = np.float32(0.0), np.float32(1.0)
     moving = 0
-    for j in range(p.shape[1]):
-        mm = fma32(c1, zero - m[r, j], m[r, j])
-        vv = fma32(c2 * zero, zero, v[r, j] * b2)
-        m[r, j] = mm
-        v[r, j] = vv
+    for j in range(cnt):
+        mm = fma32(c1, zero - m[j], m[j])
+        vv = fma32(c2 * zero, zero, v[j] * b2)
+        m[j] = mm
+        v[j] = vv
         nm = n * mm
         u = nm / (sqrt32(vv) / a + eps)
-        x = p[r, j]
-        p[r, j] = x + u
-        ax = abs(x)
-        qe = ax * quarter * eps
-        normal = (mm == zero) | (abs(mm) >= tiny)
-        settled = (decays & (abs(u) < ax * half) & normal & (sub < qe)) | (abs(nm) < qe)
+        x = p[j]
+        p[j] = x + u
+        settled = _settled(x, u, mm, nm, n, eps, decays)
+        f[j] = zero if settled else one
         moving += 0 if settled else 1
     return moving
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
-def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps):
+def _lanes(cnt):
+    """``cnt`` rounded up to a multiple of :data:`LANES`."""
+    return (cnt + LANES - 1) // LANES * LANES
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _pad(wp, wm, wv, cnt):
+    """Fill the lanes after ``cnt`` up to :func:`_lanes` with an element that never moves
+    (parameter 1, moments 0: its update is exactly 0, nothing subnormal is computed)."""
+    for k in range(cnt, _lanes(cnt)):
+        wp[k], wm[k], wv[k] = np.float32(1.0), np.float32(0.0), np.float32(0.0)
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _gather(pr, mr, vr, wp, wm, wv, f, idx):
+    """Copy the elements of a row (``pr, mr, vr``) flagged moving in ``f`` into ``wp, wm,
+    wv`` and their columns into ``idx``; returns how many. (Without branches: each
+    element is written at the next free place, which moves on only past a moving one.)"""
+    cnt = 0
+    for j in range(pr.shape[0]):
+        idx[cnt] = j
+        wp[cnt], wm[cnt], wv[cnt] = pr[j], mr[j], vr[j]
+        cnt += int(f[j] != np.float32(0.0))
+    _pad(wp, wm, wv, cnt)
+    return cnt
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _regather(pr, wp, wm, wv, f, idx, cnt):
+    """Of the ``cnt`` gathered elements, put the parameters of those flagged settled back
+    into the row ``pr`` and keep the others, in order, at the front; returns how many.
+    (Every one's parameter goes back: a moving one's is rewritten later.)"""
+    keep = 0
+    for k in range(cnt):
+        j = idx[k]
+        pr[j] = wp[k]
+        idx[keep] = j
+        wp[keep], wm[keep], wv[keep] = wp[k], wm[k], wv[k]
+        keep += int(f[k] != np.float32(0.0))
+    _pad(wp, wm, wv, keep)
+    return keep
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, idx):
     """Steps ``first..last`` (inclusive) of row ``r`` with a zero gradient: what the
     dense pass does to an untouched row, operation for operation.
 
-    While some element's update could still move its parameter, the whole
-    step is computed. An element is settled when no later update can move it:
-    ``p + u`` rounds to ``p`` for any ``|u|`` below half the smallest spacing
-    of float32 numbers at ``p``, which ``|p| 2^-26`` is. Two bounds on the
-    later updates hold: this step's update ``|u|`` itself, past
-    :data:`SETTLE` and while the first moment is a normal number (each later
-    update is then smaller, by a factor of about 0.92: the module docstring;
-    should the moment later go subnormal, its updates stay below ``|nss|
-    2^-126 / eps``, which must not move ``p`` either); and ``|nss m| / eps``
-    at any step (the denominator is never below ``eps``, ``|m|`` and
-    ``|nss|`` never grow; compared with ``|p| 2^-27``, a factor of two for
-    the rounding of the update), which also covers a subnormal first moment
-    that rounding keeps from decaying when subnormals are not flushed. Every
-    :data:`CHECK_EVERY` steps, once every element of the row has settled,
-    only its moments go on (:func:`_decay`). A zero or subnormal parameter
-    never settles this way. Returns the number of steps computed in full (the
-    rest, ``last + 1 - first`` minus it, moved the moments only). (Settling in blocks of 16 elements, each on its
-    own, measured 4 times slower: LLVM vectorises the short loops badly.)
+    An element is settled when no later update can move it: ``p + u`` rounds
+    to ``p`` for any ``|u|`` below half the smallest spacing of float32
+    numbers at ``p``, which ``|p| 2^-26`` is. Two bounds on the later updates
+    hold: this step's update ``|u|`` itself, past :data:`SETTLE` and while
+    the first moment is a normal number (each later update is then smaller,
+    by a factor of about 0.92: the module docstring; should the moment later
+    go subnormal, its updates stay below ``|nss| 2^-126 / eps``, which must
+    not move ``p`` either); and ``|nss m| / eps`` at any step (the
+    denominator is never below ``eps``, ``|m|`` and ``|nss|`` never grow;
+    compared with ``|p| 2^-27``, a factor of two for the rounding of the
+    update), which also covers a subnormal first moment that rounding keeps
+    from decaying when subnormals are not flushed. A zero or subnormal
+    parameter never settles this way. Stepping a settled element on leaves
+    its parameter as it is.
+
+    The whole row is stepped (:func:`_step`) and every :data:`CHECK_EVERY`
+    steps checked (:func:`_step_counted`); once a block of :data:`LANES`
+    elements has settled, the ones still moving are gathered into ``wp, wm,
+    wv`` (float32 scratch, their columns in ``idx``, flags in ``f``:
+    :func:`_scratch`) and only they go on, gathered again each time another
+    block has settled, the settled ones' parameters going back into the row.
+    (Within a row the elements settle tens of steps apart.) The row's
+    moments do not depend on its parameters: from the first gathering on
+    they go through the remaining steps at once (:func:`_decay`), the same
+    numbers as the copies'. Once none is moving, only the moments go on.
+    Returns the element-steps computed in full; the rest of the ``(last + 1
+    - first) d`` moved the moments only.
     """
-    s = first
+    pr, mr, vr = p[r], m[r], v[r]
+    d = pr.shape[0]
+    s, full, moments = first, 0, first   # moments: the row's moments are those of step moments - 1
+    cnt, lanes, gathered = d, d, False
     while s <= last:
         if (s - first) % CHECK_EVERY == 0:
-            moving = _zero_step_checked(p, m, v, r, c1, b2, c2, bc2s[s], nss[s], eps,
-                                        s >= SETTLE)
+            a, n, dec = bc2s[s], nss[s], s >= SETTLE
+            if gathered:
+                moving = _step_counted(wp, wm, wv, f, lanes, c1, b2, c2, a, n, eps, dec)
+            else:
+                moving = _step_counted(pr, mr, vr, f, d, c1, b2, c2, a, n, eps, dec)
+                moments = s + 1
+            full += lanes
             s += 1
             if moving == 0:
                 break
+            if _lanes(moving) < lanes and s <= last:
+                if gathered:
+                    cnt = _regather(pr, wp, wm, wv, f, idx, cnt)
+                else:
+                    cnt = _gather(pr, mr, vr, wp, wm, wv, f, idx)
+                    gathered = True
+                lanes = _lanes(cnt)
         else:
-            _zero_step(p, m, v, r, c1, b2, c2, bc2s[s], nss[s], eps)
+            if gathered:
+                _step(wp, wm, wv, lanes, c1, b2, c2, bc2s[s], nss[s], eps)
+            else:
+                _step(pr, mr, vr, d, c1, b2, c2, bc2s[s], nss[s], eps)
+                moments = s + 1
+            full += lanes
             s += 1
-    _decay(m[r], v[r], last + 1 - s, c1, b2, c2)
-    return s - first
+    if gathered:
+        for k in range(cnt):   # reached ``last`` with elements still moving
+            pr[idx[k]] = wp[k]
+    _decay(mr, vr, last + 1 - moments, c1, b2, c2)
+    return full
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _scratch(d):
+    """The scratch of :func:`_replay` for rows of width ``d``: ``wp, wm, wv, f`` float32
+    and ``idx`` int64, each ``d`` rounded up to :data:`LANES`."""
+    w = _lanes(d)
+    return (np.empty(w, np.float32), np.empty(w, np.float32), np.empty(w, np.float32),
+            np.empty(w, np.float32), np.empty(w, np.int64))
 
 
 @nb.njit(error_model="numpy", cache=True)
@@ -188,13 +291,14 @@ def _decay(m, v, steps, c1, b2, c2):
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
-def _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps):
-    """Row ``r`` up to date with step ``upto``; returns ``(full, missed)`` for it (see
-    :func:`catch_up`)."""
+def _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w):
+    """Row ``r`` up to date with step ``upto``; returns ``(full, missed)`` for it: the
+    element-steps computed in full and the steps replayed (``w``: :func:`_scratch`)."""
     if last[r] >= upto:
         return 0, 0
     missed = upto - last[r]
-    full = _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps)
+    wp, wm, wv, f, idx = w
+    full = _replay(p, m, v, r, last[r] + 1, upto, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, idx)
     last[r] = upto
     return full, missed
 
@@ -204,16 +308,19 @@ def catch_up(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps):
     """Bring rows ``rows`` (int64 ``(B,)``, repeats allowed) up to date with step
     ``upto``: the zero-gradient steps each missed since ``last[r]``.
 
-    Returns ``(full, missed)``: the row-steps computed in full and all the
-    row-steps replayed (the others moved the moments only).
+    Returns ``(full, missed)``: the row-steps computed in full (a float: the
+    element-steps over the row width, so that a step of part of a row counts as
+    that part) and all the row-steps replayed (the rest of them moved the
+    moments only).
     """
+    w = _scratch(p.shape[1])
     full, missed = 0, 0
     for b in range(rows.shape[0]):
         r = rows[b]
-        f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+        f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
         full += f
         missed += k
-    return full, missed
+    return full / p.shape[1], missed
 
 
 @nb.njit(error_model="numpy", cache=True, parallel=True)
@@ -226,13 +333,14 @@ def catch_up_parallel(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps, chu
     full, missed = 0, 0
     for c in nb.prange(chunks):
         old = flush_set(flush)
+        w = _scratch(p.shape[1])
         for b in range(n * c // chunks, n * (c + 1) // chunks):
             r = rows[b]
-            f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+            f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
             full += f
             missed += k
         flush_restore(old)
-    return full, missed
+    return full / p.shape[1], missed
 
 
 @nb.njit(error_model="numpy", cache=True, parallel=True)
@@ -246,21 +354,23 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
     n = p.shape[0]
     full, missed = 0, 0
     if chunks <= 1:
+        w = _scratch(p.shape[1])
         for r in range(n):
-            f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+            f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
             full += f
             missed += k
-        return full, missed
+        return full / p.shape[1], missed
     blocks = (n + 63) // 64
     for c in nb.prange(chunks):
         old = flush_set(flush)
+        w = _scratch(p.shape[1])
         for b in range(c, blocks, chunks):
             for r in range(64 * b, min(n, 64 * b + 64)):
-                f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps)
+                f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
                 full += f
                 missed += k
         flush_restore(old)
-    return full, missed
+    return full / p.shape[1], missed
 
 
 @nb.njit(error_model="numpy", cache=True)

@@ -138,21 +138,23 @@ class _AdamState:
     rows; the others brought up to date when read: the same numbers) or
     ``"lazy"`` (the batch's rows only, ever). ``last[r]``: the step row ``r``
     is up to date with (``"touched"``); ``full`` and ``missed``: the row-steps
-    it has replayed in full and in all (:func:`phdlib.kernels.adam_replay.catch_up`).
+    it has replayed in full (a float: elements over the row width) and in all
+    (:func:`phdlib.kernels.adam_replay.catch_up`). The moments are allocated
+    on cache lines (:func:`phdlib.kernels.adam.zeros_aligned`).
     """
 
     def __init__(self, param: torch.Tensor, batch_size: int, mode: str):
         p = param.detach()
         self.p = p.numpy().reshape(p.shape[0], -1)
-        self.m, self.v = np.zeros_like(self.p), np.zeros_like(self.p)
+        self.m, self.v = A.zeros_aligned(self.p.shape), A.zeros_aligned(self.p.shape)
         self.slot = np.full(self.p.shape[0], -1, dtype=np.int64)
         self.acc = np.empty((batch_size, self.p.shape[1]), dtype=np.float32)
         self.last = np.zeros(self.p.shape[0], dtype=np.int64)
         self.mode = mode
-        self.full = self.missed = 0   # row-steps replayed: in full, and all
+        self.full, self.missed = 0.0, 0   # row-steps replayed: in full (a float), and all
 
     def _count(self, counts) -> None:
-        self.full += int(counts[0])
+        self.full += float(counts[0])
         self.missed += int(counts[1])
 
     def read(self, rows, t: int, c: _Constants, threads: int, flush: bool) -> None:

@@ -81,10 +81,12 @@ def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int 
             per = r["full_rows_per_step"] / max(r["touched_rows_per_step"], 1)
             out.append(
                 f"At the {SHAPE_LABELS.get(r['shape'], r['shape'])} shape it replays "
-                f"{r['full_rows_per_step']:,.0f} row-steps in full per step, about {per:.0f} "
-                f"for each row a step touches: a row goes on moving on its first moment "
-                f"until its update falls below half the spacing of float32 numbers at its "
-                f"parameters or the row is touched again, whichever comes first. That "
+                f"the arithmetic of {r['full_rows_per_step']:,.0f} row-steps per step, "
+                f"about {per:.0f} for each row a step touches: a parameter goes on moving "
+                f"on its first moment until its update falls below half the spacing of "
+                f"float32 numbers at it or its row is touched again, whichever comes "
+                f"first, and the replay steps a row's elements still moving, in blocks "
+                f"of 16, the others' moments alone. That "
                 f"arithmetic and the touched rows' bytes put its limit at "
                 f"{r['limit_ms']:.2f} ms a step, and it runs at {r['over_limit']:.1f} times "
                 f"that.")
