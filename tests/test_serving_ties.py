@@ -447,6 +447,23 @@ def test_served_order_metrics_are_the_per_user_metrics_of_that_order():
                                                 for a in range(n_users)]), abs=1e-12)
     assert table.set_index("rule").loc["id", "extra_seconds_per_query"] == 0
     assert (table.set_index("rule").loc[["id", "popularity"], "seconds_per_query"] > 0).all()
+    assert (table.timed_queries.dropna() == n_users).all()
+    # the timing searches a subset of the users; the metrics are every user's still
+    searched = []
+    real = BT._time_search
+    try:
+        BT._time_search = lambda index, q, k, rule, repeats: searched.append(q.copy()) or 1.0
+        few = BT.served_effectiveness(uc, ic, m, "phd", test, rules, k=10, time_queries=7)
+    finally:
+        BT._time_search = real
+    assert [len(q) for q in searched] == [7, 7]
+    assert np.array_equal(searched[0], uc[BT.timed_queries(n_users, 7)])
+    assert few[["ndcg@10", "mrr"]].equals(table[["ndcg@10", "mrr"]])
+    assert (few.timed_queries.dropna() == 7).all()
+    assert BT.timed_queries(5, 7).tolist() == [0, 1, 2, 3, 4]
+    assert BT.timed_queries(10, 3).tolist() == [0, 4, 9]
+    with pytest.raises(ValueError, match="time_queries must be at least 1"):
+        BT.timed_queries(10, 0)
 
 
 @pytest.mark.parametrize("m", [8, 32, 64, 100])

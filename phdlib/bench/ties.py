@@ -12,7 +12,8 @@ is the one a server would actually show: each user's test items sorted by
 :func:`served_effectiveness` gives one row per rule: the served order's
 NDCG@k and MRR, and the time to serve the top-``k`` of every user through
 :class:`phdlib.serving.search.BinaryIndex` with that rule, as seconds per query
-and extra seconds per query over ``id``; a first row ``expected`` is the
+and extra seconds per query over ``id`` (timed on at most :data:`TIME_QUERIES`
+users, spread evenly); a first row ``expected`` is the
 protocol's expectation (no order, no timing). :func:`of_run` does it for a
 stored code run (its split's test ratings, its training split's item
 statistics).
@@ -31,7 +32,8 @@ from ..serving.item_stats import stats_of_split
 from ..serving.search import BinaryIndex
 from .. import results
 
-__all__ = ["served_order", "served_effectiveness", "pair_distances", "of_run"]
+__all__ = ["served_order", "served_effectiveness", "pair_distances", "of_run",
+           "timed_queries", "TIME_QUERIES"]
 
 
 def pair_distances(user_codes, item_codes, bits: int, distance: str, user, item) -> np.ndarray:
@@ -65,8 +67,25 @@ def _time_search(index, queries, k, rule, repeats: int) -> float:
     return float(best)
 
 
+#: Users whose top-k :func:`served_effectiveness` times per rule (at most): the time
+#: per query is the figure, and at the ML-10M shape (69,878 users) searching every
+#: user four times for each of 8 rules and 15 runs took most of the chapter's half hour.
+TIME_QUERIES = 4096
+
+
+def timed_queries(n: int, at_most: int | None = TIME_QUERIES) -> np.ndarray:
+    """The rows (int64, increasing) of the ``n`` users whose searches are timed: all of
+    them, or ``at_most`` spread evenly over the rows (the same ones for every rule)."""
+    if at_most is None or n <= at_most:
+        return np.arange(n, dtype=np.int64)
+    if at_most < 1:
+        raise ValueError(f"time_queries must be at least 1, got {at_most}")
+    return np.unique(np.linspace(0, n - 1, at_most).round().astype(np.int64))
+
+
 def served_effectiveness(user_codes, item_codes, bits: int, distance: str, test,
-                         rules: dict, k: int = 10, repeats: int = 3) -> pd.DataFrame:
+                         rules: dict, k: int = 10, repeats: int = 3,
+                         time_queries: int | None = TIME_QUERIES) -> pd.DataFrame:
     """NDCG@k and MRR of the served order, and serving time, under each tie rule.
 
     user_codes, item_codes: uint64 codes (rows = the split's dense ids); test:
@@ -74,9 +93,11 @@ def served_effectiveness(user_codes, item_codes, bits: int, distance: str, test,
     :class:`~phdlib.serving.ties.TieBreak` over the items (``id`` among them,
     the baseline of the timing). Returns one row per rule and a first row
     ``expected`` (the protocol's expectation over tied orders): columns
-    ``rule``, ``ndcg@k``, ``mrr``, ``users``, ``seconds_per_query`` (best of
-    ``repeats`` searches of every user's top-``k``, divided by the users),
-    ``extra_seconds_per_query`` (minus ``id``'s; NaN for ``expected``).
+    ``rule``, ``ndcg@k``, ``mrr``, ``users`` (every test user),
+    ``seconds_per_query`` (best of ``repeats`` searches of the top-``k`` of
+    the users :func:`timed_queries` picks, at most ``time_queries``; None:
+    every user; divided by their number), ``extra_seconds_per_query`` (minus
+    ``id``'s; NaN for ``expected``), ``timed_queries``.
     """
     if "id" not in rules:
         raise ValueError(f"rules must hold 'id' (the timing baseline); got {sorted(rules)}")
@@ -86,20 +107,22 @@ def served_effectiveness(user_codes, item_codes, bits: int, distance: str, test,
              **summarize(evaluate(u, r, d, ks=(k,), ties="expected"))}]
     index = BinaryIndex(bits, distance)
     index.add(np.asarray(item_codes))
-    queries = np.ascontiguousarray(np.asarray(user_codes))
+    codes = np.asarray(user_codes)
+    queries = np.ascontiguousarray(codes[timed_queries(codes.shape[0], time_queries)])
     nq = queries.shape[0]
     for name, rule in rules.items():
         o = served_order(u, i, d, rule)
         res = summarize(evaluate(u[o], r[o], d[o], ks=(k,), ties="input"))
         secs = _time_search(index, queries, k, rule, repeats) / nq
-        rows.append({"rule": name, **res, "seconds_per_query": secs})
+        rows.append({"rule": name, **res, "seconds_per_query": secs, "timed_queries": nq})
     out = pd.DataFrame(rows)
     base = float(out.loc[out.rule == "id", "seconds_per_query"].iloc[0])
     out["extra_seconds_per_query"] = out["seconds_per_query"] - base
     return out
 
 
-def of_run(run_path, data_dir=None, k: int = 10, seeds=(0,), repeats: int = 3) -> pd.DataFrame:
+def of_run(run_path, data_dir=None, k: int = 10, seeds=(0,), repeats: int = 3,
+           time_queries: int | None = TIME_QUERIES) -> pd.DataFrame:
     """:func:`served_effectiveness` of a stored code run: its codes, its split's test
     ratings, and the rules ``id``, ``popularity``, ``mean-rating`` (from the training
     split) and ``seeded`` (one row per seed in ``seeds``, named ``seeded:SEED``)."""
@@ -113,4 +136,5 @@ def of_run(run_path, data_dir=None, k: int = 10, seeds=(0,), repeats: int = 3) -
              "mean-rating": T.tie_break("mean-rating", n, stats=stats)}
     rules.update({f"seeded:{s}": T.tie_break("seeded", n, seed=s) for s in seeds})
     return served_effectiveness(codes.user_codes, codes.item_codes, codes.bits, codes.distance,
-                                split.test, rules, k=k, repeats=repeats)
+                                split.test, rules, k=k, repeats=repeats,
+                                time_queries=time_queries)
