@@ -174,7 +174,8 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
 
     The whole row is stepped (:func:`_step`) and every :data:`CHECK_EVERY`
     steps checked (:func:`_step_counted`); once a block of :data:`LANES`
-    elements has settled, the ones still moving are gathered into ``wp, wm,
+    elements has settled, and a check's worth of steps is left, the ones
+    still moving are gathered into ``wp, wm,
     wv`` (float32 scratch, their columns in ``idx``, flags in ``f``:
     :func:`_scratch`) and only they go on, gathered again each time another
     block has settled, the settled ones' parameters going back into the row.
@@ -201,7 +202,7 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
             s += 1
             if moving == 0:
                 break
-            if _lanes(moving) < lanes and s <= last:
+            if _lanes(moving) < lanes and last - s >= CHECK_EVERY:
                 if gathered:
                     cnt = _regather(pr, wp, wm, wv, f, idx, cnt)
                 else:
