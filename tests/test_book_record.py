@@ -178,7 +178,7 @@ def test_from_executed_names_the_chapters_never_executed_and_mixes_time_zones(tm
     lines = book_build.findings({**rec, "rows": pd.DataFrame(rec["rows"])}, "Tiny")
     assert lines[0].startswith("**The book on Tiny: 0.1 min** of chapter execution for the "
                                "2 chapters recorded")
-    assert "Never executed: b." in lines
+    assert "Never executed in this checkout: b." in lines
 
 
 def _write_record(path, rows, **build):
@@ -280,6 +280,52 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
     assert "Interrupted in Beta, by hand (unfinished, not failed)." in lines, lines
     assert not any(x.startswith(("Failed", "The build stopped")) for x in lines), lines
     assert any(x.startswith("The build ran for 1 h 45 min of wall time;") for x in lines), lines
+
+
+def test_builds_one_after_another_are_put_together_chapter_by_chapter(tmp_path):
+    """An interrupted build, then one of the chapters it did not reach on its store:
+    each chapter once, from the build that finished it; the interrupted time is named."""
+    first = [dict(ROW, chapter="a", title="Alpha", seconds=3000.0),
+             dict(ROW, chapter="b", title="Beta", seconds=4500.0, longest_cell_seconds=4000.0),
+             dict(ROW, chapter="r", title="Runtime", seconds=90.0, failed=True)]
+    second = [dict(ROW, chapter="i", title="Index", seconds=60.0,   # the book's first page,
+                   started="2026-01-01T05:00:00+00:00"),              # run last
+              dict(ROW, chapter="r", title="Runtime", seconds=600.0,
+                   started="2026-01-01T01:00:00+00:00"),
+              dict(ROW, chapter="s", title="Scale", seconds=900.0,
+                   started="2026-01-01T02:00:00+00:00")]
+    one = record.load(_write_record(
+        tmp_path / "1.json", first, missing=["s", "z"],
+        measured={**MEASURED, "failed": "KeyboardInterrupt", "peak_total_rss_mb": 8192.0}))
+    two = record.load(_write_record(
+        tmp_path / "2.json", second, missing=["a", "b", "z"],
+        measured={**MEASURED, "store_runs_before": 639, "executed": ["r", "s"]}))
+    table = book_build.across([one, two])
+    assert table["chapter"].tolist() == ["Alpha", "Beta", "Runtime", "Scale", "Index"]
+    assert table["build"].tolist() == ["first", "first", "second", "second", "second"]
+    assert table["minutes"].tolist() == pytest.approx([50.0, 75.0, 10.0, 15.0, 1.0])
+    assert table["share"].sum() == pytest.approx(100.0) and table["finished"].all()
+    lines = book_build.across_findings([one, two], "Tiny")
+    assert lines[0].startswith(
+        "**Chapter by chapter over 2 builds, the book on Tiny took 2 h 31 min of chapter "
+        "execution**, each chapter counted once, from the build that ran it to the end (the "
+        "first 2 h 6 min for 3 chapters from an empty results store; the second 26 min for 3 "
+        "chapters on a store of 639 runs)."), lines[0]
+    assert "not a build that ran in one go" in lines[0]
+    assert "Cut short and run again later: Runtime in the first build, after 1.5 min." in lines
+    assert "No build executed z." in lines
+    assert any(x.startswith("The most memory any of them held: 8.00 GiB") and
+               x.endswith("in the first.") for x in lines), lines
+    assert "Beta (1 h 15 min), Alpha (50 min) and Scale (15 min) took 93% of it." in lines
+    # a chapter no build finished is shown from its last try, and said so
+    table = book_build.across([one])
+    assert table["finished"].tolist() == [True, True, False]
+    assert book_build.across_findings([one], "Tiny") == []
+    three = record.load(_write_record(tmp_path / "3.json", [dict(second[2])],
+                                      measured={**MEASURED, "store_runs_before": 700}))
+    lines = book_build.across_findings([one, three], "Tiny")
+    assert "No build finished Runtime." in lines
+    assert not any(x.startswith("Beta (") for x in lines)   # no ranking of a partial book
 
 
 @pytest.mark.parametrize("minutes, text", [(7.54, "7.5 min"), (47.4, "47 min"),

@@ -4,7 +4,10 @@ Reads a record as :func:`phdlib.book.record.load` returns it (``provenance``,
 ``build``, ``rows``: one row per chapter with its title, seconds, parameters
 and longest cell). :func:`chapter_costs` is the table, :func:`findings` the
 computed statements, :func:`parameter_text` how the chapters' parameters
-read. Units: minutes on the page.
+read; :func:`across` and :func:`across_findings` put together the records of
+builds that each ran part of the book on one results store (a build
+interrupted, and one that ran the chapters it did not reach). Units:
+minutes on the page.
 """
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ import pandas as pd
 
 from .page import and_list
 
-__all__ = ["chapter_costs", "dataset", "findings", "hours_minutes", "parameter_text",
-           "parameter_values", "whole"]
+__all__ = ["across", "across_findings", "chapter_costs", "dataset", "findings",
+           "hours_minutes", "ordinal", "parameter_text", "parameter_values", "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -126,7 +129,7 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append(f"Executed before their source or the library last changed: "
                    f"{and_list(stale)}.")
     if b.get("missing"):
-        out.append(f"Never executed: {and_list(list(b['missing']))}.")
+        out.append(f"Never executed in this checkout: {and_list(list(b['missing']))}.")
     if not m:
         out.append("The chapters' times are papermill's; the build itself was not measured "
                    "(a record of the last executions, which may span several builds).")
@@ -147,4 +150,92 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     took = "ran for" if m.get("failed") else "took"
     out.append(f"The build {took} {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
                f"time{site}{mem}{store}.")
+    return out
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def ordinal(i: int) -> str:
+    """``0`` -> ``"first"``, ... (a build's place in a sequence of builds)."""
+    return _ORDINALS[i] if i < len(_ORDINALS) else f"number {i + 1}"
+
+
+def across(recs: list[dict]) -> pd.DataFrame:
+    """The chapters of several builds' records, ``recs`` in the order they ran: each
+    chapter once, from the last build that executed it to the end (or, where none
+    did, the last that tried), in the order they ran (build, then start). Columns as
+    :func:`chapter_costs` (``share`` of the rows shown), plus ``build`` (``"first"``,
+    ``"second"``, ...) and ``finished`` (bool)."""
+    picked: dict[str, tuple] = {}
+    for i, rec in enumerate(recs):
+        for _, r in rec["rows"].iterrows():
+            c = r["chapter"]
+            ok = not bool(r["failed"])
+            if c not in picked or ok or not picked[c][2]:
+                picked[c] = (i, r, ok)
+    order = sorted(picked, key=lambda c: (picked[c][0], pd.Timestamp(picked[c][1]["started"])))
+    rows = pd.DataFrame([picked[c][1] for c in order]).reset_index(drop=True)
+    total = float(rows["seconds"].sum())
+    return pd.DataFrame({
+        "chapter": _names(rows),
+        "build": [ordinal(picked[c][0]) for c in order],
+        "minutes": rows["seconds"].astype(float) / 60.0,
+        "share": 100.0 * rows["seconds"].astype(float) / total if total > 0 else float("nan"),
+        "longest cell": rows["longest_cell_seconds"].astype(float) / 60.0,
+        "finished": [picked[c][2] for c in order],
+    })
+
+
+def across_findings(recs: list[dict], label: str) -> list[str]:
+    """Computed statements on the records ``recs`` of builds run one after another on
+    one results store: how long the book's chapters took together, chapter by
+    chapter from the build that finished each; what each build ran and lost to an
+    interruption; which chapters none finished; the largest memory any reached."""
+    if len(recs) < 2:
+        return []
+    table = across(recs)
+    total = float(table["minutes"].sum())
+    done = table[table["finished"]]
+    parts = []
+    for i, rec in enumerate(recs):
+        mins = float(rec["rows"]["seconds"].sum()) / 60.0
+        n = len(rec["rows"])
+        m = rec["build"].get("measured") or {}
+        start = ("from an empty results store" if m.get("store_runs_before") == 0 else
+                 f"on a store of {m['store_runs_before']:,} runs"
+                 if m.get("store_runs_before") is not None else "")
+        parts.append(f"the {ordinal(i)} {hours_minutes(mins)} for {n} "
+                     f"chapter{'s' if n != 1 else ''}" + (f" {start}" if start else ""))
+    out = [f"**Chapter by chapter over {len(recs)} builds, the book on {label} took "
+           f"{hours_minutes(total)} of chapter execution**, each chapter counted once, from "
+           f"the build that ran it to the end ({'; '.join(parts)}). Each build after the "
+           f"first read the runs the ones before had stored, as one build going on would "
+           f"have: the sum is what one build from an empty store would take, less the "
+           f"time lost to interruptions, not a build that ran in one go."]
+    lost = []
+    for i, rec in enumerate(recs):
+        rows = rec["rows"]
+        for _, r in rows[rows["failed"].astype(bool)].iterrows():
+            lost.append(f"{r['title'] or r['chapter']} in the {ordinal(i)} build, after "
+                        f"{hours_minutes(float(r['seconds']) / 60.0)}")
+    if lost:
+        out.append(f"Cut short and run again later: {and_list(lost)}.")
+    unfinished = table.loc[~table["finished"], "chapter"].tolist()
+    if unfinished:
+        out.append(f"No build finished {and_list(unfinished)}.")
+    ran = {c for rec in recs for c in rec["rows"]["chapter"]}
+    never = sorted({c for rec in recs for c in rec["build"].get("missing", [])} - ran)
+    if never:
+        out.append(f"No build executed {and_list(never)}.")
+    peaks = [(float(m["peak_total_rss_mb"]), i) for i, m in
+             enumerate(r["build"].get("measured") or {} for r in recs) if m]
+    if peaks:
+        mb, i = max(peaks)
+        out.append(f"The most memory any of them held: {mb / 1024:.2f} GiB summed over the "
+                   f"build, its kernels and their workers, in the {ordinal(i)}.")
+    if len(done) == len(table):
+        big = done.sort_values("minutes", ascending=False).head(3)
+        named = [f"{c} ({hours_minutes(m)})" for c, m in zip(big["chapter"], big["minutes"])]
+        out.append(f"{and_list(named)} took {big['share'].sum():.0f}% of it.")
     return out
