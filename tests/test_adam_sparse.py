@@ -239,3 +239,16 @@ def test_moment_tables_start_on_cache_lines():
     for st in tr.step.params:
         for x in (st.p, st.m, st.v):
             assert x.ctypes.data % A.ALIGN == 0
+
+
+def test_zeros_aligned_refuses_what_np_zeros_refuses_and_zero_width_counts():
+    with pytest.raises(ValueError, match="must not be negative"):
+        A.zeros_aligned((-1, 3))
+    with pytest.raises(ValueError, match="plain numbers"):
+        A.zeros_aligned((2,), object)
+    assert A.zeros_aligned(5).shape == (5,)
+    c = vh_step._Constants(0.001).upto(60)
+    p = np.zeros((3, 0), np.float32)
+    full, missed = R.catch_up(p, p.copy(), p.copy(), np.zeros(3, np.int64),
+                              np.arange(3, dtype=np.int64), 50, *c.tables())
+    assert full == 0 and missed == 150

@@ -146,7 +146,10 @@ def _timed(tr, iterations, threads):
 
 
 def _replayed(tr) -> tuple[float, float]:
-    """Row-steps the trainer's exact step replayed so far, per step: in full, moments only."""
+    """Row-steps the trainer's exact step replayed so far, per step: in full, moments only
+    (the replayed steps not computed in full: a lower bound, since a row whose moving
+    elements were gathered also decays all its moments; see
+    :func:`phdlib.kernels.adam_replay._replay`)."""
     params = getattr(tr.step, "params", [])
     full = sum(st.full for st in params)
     missed = sum(st.missed for st in params)

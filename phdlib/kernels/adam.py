@@ -54,6 +54,10 @@ def zeros_aligned(shape, dtype=np.float32) -> np.ndarray:
     aligned ones (PyTorch's parameters are aligned already).
     """
     dtype = np.dtype(dtype)
+    shape = tuple(int(x) for x in np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),)
+    if any(x < 0 for x in shape) or dtype.hasobject:
+        raise ValueError(f"zeros_aligned: shape {shape} must not be negative and dtype {dtype} "
+                         f"must hold plain numbers")
     n = int(np.prod(shape)) * dtype.itemsize
     buf = np.zeros(n + ALIGN, np.uint8)
     off = (-buf.ctypes.data) % ALIGN

@@ -183,8 +183,10 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
     moments do not depend on its parameters: from the first gathering on
     they go through the remaining steps at once (:func:`_decay`), the same
     numbers as the copies'. Once none is moving, only the moments go on.
-    Returns the element-steps computed in full; the rest of the ``(last + 1
-    - first) d`` moved the moments only.
+    Returns the element-steps computed in full (padding lanes included: they
+    are computed); the rest of the ``(last + 1 - first) d`` moved the moments
+    only (more moment work than that was done: from the first gathering on,
+    the whole row's moments decay, the gathered elements' besides their copies).
     """
     pr, mr, vr = p[r], m[r], v[r]
     d = pr.shape[0]
@@ -331,7 +333,7 @@ def catch_up(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps):
         f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
         full += f
         missed += k
-    return full / p.shape[1], missed
+    return full / max(p.shape[1], 1), missed
 
 
 @nb.njit(error_model="numpy", cache=True, parallel=True)
@@ -351,7 +353,7 @@ def catch_up_parallel(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps, chu
             full += f
             missed += k
         flush_restore(old)
-    return full / p.shape[1], missed
+    return full / max(p.shape[1], 1), missed
 
 
 @nb.njit(error_model="numpy", cache=True, parallel=True)
@@ -370,7 +372,7 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
             f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
             full += f
             missed += k
-        return full / p.shape[1], missed
+        return full / max(p.shape[1], 1), missed
     blocks = (n + 63) // 64
     for c in nb.prange(chunks):
         old = flush_set(flush)
@@ -381,7 +383,7 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
                 full += f
                 missed += k
         flush_restore(old)
-    return full / p.shape[1], missed
+    return full / max(p.shape[1], 1), missed
 
 
 @nb.njit(error_model="numpy", cache=True)
