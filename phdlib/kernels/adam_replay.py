@@ -123,24 +123,11 @@ def _pad(wp, wm, wv, cnt):
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
-def _gather(pr, mr, vr, wp, wm, wv, f, idx):
-    """Copy the elements of a row (``pr, mr, vr``) flagged moving in ``f`` into ``wp, wm,
-    wv`` and their columns into ``idx``; returns how many. (Without branches: each
-    element is written at the next free place, which moves on only past a moving one.)"""
-    cnt = 0
-    for j in range(pr.shape[0]):
-        idx[cnt] = j
-        wp[cnt], wm[cnt], wv[cnt] = pr[j], mr[j], vr[j]
-        cnt += int(f[j] != np.float32(0.0))
-    _pad(wp, wm, wv, cnt)
-    return cnt
-
-
-@nb.njit(error_model="numpy", cache=True, inline="always")
 def _regather(pr, wp, wm, wv, f, idx, cnt):
     """Of the ``cnt`` gathered elements, put the parameters of those flagged settled back
     into the row ``pr`` and keep the others, in order, at the front; returns how many.
-    (Every one's parameter goes back: a moving one's is rewritten later.)"""
+    (Every one's parameter goes back, branch-free: a moving one's is rewritten later;
+    each element is kept at the next free place, which moves on only past a moving one.)"""
     keep = 0
     for k in range(cnt):
         j = idx[k]
@@ -150,6 +137,17 @@ def _regather(pr, wp, wm, wv, f, idx, cnt):
         keep += int(f[k] != np.float32(0.0))
     _pad(wp, wm, wv, keep)
     return keep
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _gather(pr, mr, vr, wp, wm, wv, f, idx):
+    """Copy a row (``pr, mr, vr``) into ``wp, wm, wv`` and keep the elements flagged
+    moving in ``f`` (:func:`_regather`, which writes the row's own parameters back);
+    returns how many."""
+    for j in range(pr.shape[0]):
+        idx[j] = j
+        wp[j], wm[j], wv[j] = pr[j], mr[j], vr[j]
+    return _regather(pr, wp, wm, wv, f, idx, pr.shape[0])
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
