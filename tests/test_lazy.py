@@ -81,7 +81,11 @@ def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
     lines = rsteps.findings(rows)
     assert "runs at 3.40× on 1 thread at the Amazon shape the dense step's speed" in lines[0]
     assert "the arithmetic of 100,000 row-steps per step, about 125" in lines[1]
-    assert lines[2].startswith("Lazy Adam, which moves the touched rows only, runs 19.0 times")
+    # dense 17 ms over (the exact limit 5 / 1.5 + the lazy step's 0.9 - 0.6 beyond its own)
+    assert "its own limit, 0.30 ms), it would run at most 4.7 times as fast" in lines[2]
+    assert lines[3].startswith("Lazy Adam, which moves the touched rows only, runs 19.0 times")
+    no_lazy = rsteps.findings([r for r in rows if r["step"] != "lazy"])
+    assert not any("at most" in line for line in no_lazy)
     slow = rsteps.findings(rows + [_row("ml-1m", "exact", 1, .7, .86)])
     assert "(ML-1M), replaying the missed steps costs more" in slow[1]
     assert rsteps.steps_frame(rows).shape == (4, 5)

@@ -50,6 +50,19 @@ def steps_frame(rows: list[dict] | pd.DataFrame, method: str | None = None,
     return out
 
 
+def _ceiling(df: pd.DataFrame, exact: pd.Series) -> tuple[float, float] | None:
+    """``(speed-up, rest ms)``: the most the exact step ``exact`` (a row of ``df``) could
+    run faster than the dense step at its shape and thread count, were it at its limit
+    while the rest of a step stayed as the lazy step measures it (its time beyond its own
+    limit, which is the touched rows' Adam alone); None without both rows."""
+    same = df[(df["shape"] == exact["shape"]) & (df["threads"] == exact["threads"])]
+    dense, lazy = same[same["step"] == "dense"], same[same["step"] == "lazy"]
+    if not len(dense) or not len(lazy):
+        return None
+    rest = max(float(lazy["ms_per_iteration"].iloc[0]) - float(lazy["limit_ms"].iloc[0]), 0.0)
+    return float(dense["ms_per_iteration"].iloc[0]) / (float(exact["limit_ms"]) + rest), rest
+
+
 def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int = 64) -> list[str]:
     """The benchmark's findings for ``method`` at ``bits``: the exact step against the
     dense one per shape and thread count, and the exact step against its own limit."""
@@ -90,6 +103,15 @@ def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int 
                 f"arithmetic and the touched rows' bytes put its limit at "
                 f"{r['limit_ms']:.2f} ms a step, and it runs at {r['over_limit']:.1f} times "
                 f"that.")
+            ceiling = _ceiling(df, r)
+            if ceiling is not None:
+                out.append(
+                    f"So on this machine the design itself caps it: at that limit, with the "
+                    f"rest of a step as it is (the batch's forward and backward passes, its "
+                    f"random numbers and gathered rows: the lazy step's time beyond its own "
+                    f"limit, {ceiling[1]:.2f} ms), it would run at most {ceiling[0]:.1f} "
+                    f"times as fast as the dense step on one thread. Beyond that only "
+                    f"fewer replayed steps would help, not a faster replay.")
     auto = df[(df["step"] == "auto") & (df["threads"] == 1)]
     if len(auto):
         parts = [f"{r['vs_dense']:.2f}× at the {SHAPE_LABELS.get(r['shape'], r['shape'])} shape"
