@@ -321,6 +321,9 @@ def test_builds_one_after_another_are_put_together_chapter_by_chapter(tmp_path):
     table = book_build.across([one])
     assert table["finished"].tolist() == [True, True, False]
     assert book_build.across_findings([one], "Tiny") == []
+    assert book_build.started_on(one) == "from an empty results store"
+    assert book_build.started_on(two) == "on a store of 639 runs"
+    assert book_build.started_on({"build": {}}) == ""
     three = record.load(_write_record(tmp_path / "3.json", [dict(second[2])],
                                       measured={**MEASURED, "store_runs_before": 700}))
     lines = book_build.across_findings([one, three], "Tiny")

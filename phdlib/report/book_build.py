@@ -18,7 +18,8 @@ import pandas as pd
 from .page import and_list
 
 __all__ = ["across", "across_findings", "chapter_costs", "dataset", "findings",
-           "hours_minutes", "ordinal", "parameter_text", "parameter_values", "whole"]
+           "hours_minutes", "ordinal", "parameter_text", "parameter_values", "started_on",
+           "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -153,6 +154,15 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     return out
 
 
+def started_on(rec: dict) -> str:
+    """What store the build of ``rec`` started on: ``"from an empty results store"``,
+    ``"on a store of N runs"``, or ``""`` where the build did not count its store."""
+    before = (rec["build"].get("measured") or {}).get("store_runs_before")
+    if before is None:
+        return ""
+    return "from an empty results store" if before == 0 else f"on a store of {before:,} runs"
+
+
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
 
@@ -201,10 +211,7 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
     for i, rec in enumerate(recs):
         mins = float(rec["rows"]["seconds"].sum()) / 60.0
         n = len(rec["rows"])
-        m = rec["build"].get("measured") or {}
-        start = ("from an empty results store" if m.get("store_runs_before") == 0 else
-                 f"on a store of {m['store_runs_before']:,} runs"
-                 if m.get("store_runs_before") is not None else "")
+        start = started_on(rec)
         parts.append(f"the {ordinal(i)} {hours_minutes(mins)} for {n} "
                      f"chapter{'s' if n != 1 else ''}" + (f" {start}" if start else ""))
     out = [f"**Chapter by chapter over {len(recs)} builds, the book on {label} took "
