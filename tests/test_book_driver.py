@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -464,3 +466,19 @@ def test_a_bad_option_fails_at_once_while_another_build_holds_the_lock(tmp_path)
                                          "b": chapter("B", "print(2)", params="x = (1,")})
     with pytest.raises(ValueError, match="b.md: its parameters cell is not valid Python"):
         book.build(root=two, site=False, log=lambda *a: None, only=["a"])
+
+
+def test_cli_build_json_lists_left_out_chapters(tmp_path):
+    """``phd book build --chapter b --no-site --json``: every chapter with code, in the
+    book's order; b executed, a and c left out (not silently missing)."""
+    root = make_project(tmp_path, {"a": chapter("A", "1"), "b": chapter("B", "2"),
+                                   "c": chapter("C", "3")})
+    r = subprocess.run([sys.executable, "-m", "phdlib.cli", "book", "build", "--chapter", "b",
+                        "--no-site", "--json"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert list(got) == ["a", "b", "c"]
+    assert got["b"]["executed"] and not got["b"]["left_out"] and got["b"]["seconds"] > 0
+    for name in ("a", "c"):
+        assert got[name] == {"seconds": 0.0, "executed": False, "parameters": {},
+                             "left_out": True}

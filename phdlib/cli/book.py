@@ -38,9 +38,25 @@ def _build(args) -> int:
     except (FileNotFoundError, ValueError) as exc:  # a bad option value
         return fail(str(exc), 2)
     if args.json:
-        dump_json({r.name: {"seconds": r.seconds, "executed": r.executed, "parameters": r.parameters}
-                   for r in res})
+        dump_json(_results_json(book, res))
     return 0
+
+
+def _results_json(book, res) -> dict:
+    """``--json`` of a build: every chapter with code, in the book's order, with its
+    seconds, whether it was executed now (or reused), its parameters, and whether it
+    was left out (``--chapter`` with ``--no-site``: never executed, not selected)."""
+    done = {r.name: r for r in res}   # each a chapter of book.chapters
+    out = {}
+    for src in book.chapters(book.project_root()):
+        r = done.get(src.stem)
+        if r is not None:
+            out[r.name] = {"seconds": r.seconds, "executed": r.executed,
+                           "parameters": r.parameters, "left_out": False}
+        elif book.is_notebook(src.read_text()):
+            out[src.stem] = {"seconds": 0.0, "executed": False, "parameters": {},
+                             "left_out": True}
+    return out
 
 
 def _record(args) -> int:
