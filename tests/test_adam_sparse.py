@@ -71,6 +71,28 @@ def test_replay_of_untouched_rows_equals_the_dense_pass_bit_for_bit(flush, start
     assert (want[0] != p0).any()   # the parameters do move
 
 
+def test_an_update_below_the_settle_bound_never_moves_its_parameter():
+    """The float32 fact the replay's settle test rests on, by brute force: for any
+    parameter ``x``, an update ``u`` with ``|u| < fl(|x| 2^-25)`` leaves ``x + u == x``
+    (powers of two, toward zero and away, the top of a binade, the smallest normals,
+    subnormals); and the bound is not loose by more than a factor of two (updates of
+    ``2^-23 |x|`` move every such ``x``)."""
+    rng = np.random.default_rng(0)
+    e = rng.integers(-149, 127, 200_000)
+    x = np.ldexp(rng.uniform(1.0, 2.0, e.size), e).astype(np.float32)
+    powers = np.ldexp(np.float32(1.0), np.arange(-149, 128)).astype(np.float32)
+    tops = np.nextafter(powers[1:], np.float32(0.0))   # the top of each binade below
+    x = np.concatenate([x, powers, tops, np.float32([1e-40, 1e-45, 1.1754944e-38])])
+    x = np.concatenate([x, -x])
+    bound = np.abs(x) * np.float32(2.0 ** -25)
+    u = np.nextafter(bound, np.float32(0.0))          # the largest update below it
+    for sign in (np.float32(1.0), np.float32(-1.0)):
+        assert np.array_equal((x + sign * u).view(np.uint32), x.view(np.uint32))
+    normal = np.abs(x) >= np.float32(2.0 ** -100)
+    moved = x[normal] + np.abs(x[normal]) * np.float32(2.0 ** -23)
+    assert (moved != x[normal]).all()
+
+
 @pytest.mark.parametrize("flush", [True, False])
 @pytest.mark.parametrize("width", [64, 37])
 def test_replay_gathering_the_moving_elements_equals_the_dense_pass(flush, width):

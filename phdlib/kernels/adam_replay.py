@@ -78,7 +78,7 @@ def _settled(x, u, mm, nm, n, eps, decays):
     """Whether no step after this one can move a parameter that was ``x`` before this
     step's update ``u = nm / (...)`` (``nm = n mm``, ``mm`` the first moment): the test
     of :func:`_replay`."""
-    half, quarter = np.float32(2.0 ** -26), np.float32(2.0 ** -27)
+    half, quarter = np.float32(2.0 ** -25), np.float32(2.0 ** -27)
     tiny = np.float32(1.1754944e-38)   # the smallest normal float32
     sub = abs(n) * tiny                # a bound on the numerator of a subnormal moment
     ax = abs(x)
@@ -157,7 +157,10 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
 
     An element is settled when no later update can move it: ``p + u`` rounds
     to ``p`` for any ``|u|`` below half the smallest spacing of float32
-    numbers at ``p``, which ``|p| 2^-26`` is. Two bounds on the later updates
+    numbers at ``p``, and ``|p| 2^-25`` is not above it (it equals it at a
+    power of two, toward zero; rounded to float32 it stays on or below it, a
+    power of two itself, and where that is below the smallest subnormal only
+    ``u = 0`` is smaller than the rounded bound). Two bounds on the later updates
     hold: this step's update ``|u|`` itself, past :data:`SETTLE` and while
     the first moment is a normal number (each later update is then smaller,
     by a factor of about 0.92: the module docstring; should the moment later
