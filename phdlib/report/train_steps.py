@@ -110,8 +110,10 @@ def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int 
                     f"rest of a step as it is (the batch's forward and backward passes, its "
                     f"random numbers and gathered rows: the lazy step's time beyond its own "
                     f"limit, {ceiling[1]:.2f} ms), it would run at most {ceiling[0]:.1f} "
-                    f"times as fast as the dense step on one thread. Beyond that only "
-                    f"fewer replayed steps would help, not a faster replay.")
+                    f"times as fast as the dense step on one thread. Beyond that it needs "
+                    f"fewer replayed steps, or a cheaper exact step of an element than the "
+                    f"dense pass's square root and division, which the limit counts for "
+                    f"every replayed step.")
     auto = df[(df["step"] == "auto") & (df["threads"] == 1)]
     if len(auto):
         parts = [f"{r['vs_dense']:.2f}× at the {SHAPE_LABELS.get(r['shape'], r['shape'])} shape"
