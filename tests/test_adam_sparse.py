@@ -75,8 +75,8 @@ def test_an_update_below_the_settle_bound_never_moves_its_parameter():
     """The float32 fact the replay's settle test rests on, by brute force: for any
     parameter ``x``, an update ``u`` with ``|u| < fl(|x| 2^-25)`` leaves ``x + u == x``
     (powers of two, toward zero and away, the top of a binade, the smallest normals,
-    subnormals); and the bound is not loose by more than a factor of two (updates of
-    ``2^-23 |x|`` move every such ``x``)."""
+    subnormals); and the bound is not loose by more than a factor of four (updates of
+    ``2^-23 |x|`` move every normal ``x``)."""
     rng = np.random.default_rng(0)
     e = rng.integers(-149, 127, 200_000)
     x = np.ldexp(rng.uniform(1.0, 2.0, e.size), e).astype(np.float32)

@@ -159,16 +159,18 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
     to ``p`` for any ``|u|`` below half the smallest spacing of float32
     numbers at ``p``, and ``|p| 2^-25`` is not above it (it equals it at a
     power of two, toward zero; rounded to float32 it stays on or below it, a
-    power of two itself, and where that is below the smallest subnormal only
-    ``u = 0`` is smaller than the rounded bound). Two bounds on the later updates
+    power of two itself, and where that is below the smallest subnormal the
+    rounded bound is 0 or ``2^-149``, so no update but 0 is below it). With no
+    margin left, the later updates must not grow at all, and they shrink by
+    about 8% a step (below). Two bounds on the later updates
     hold: this step's update ``|u|`` itself, past :data:`SETTLE` and while
     the first moment is a normal number (each later update is then smaller,
     by a factor of about 0.92: the module docstring; should the moment later
     go subnormal, its updates stay below ``|nss| 2^-126 / eps``, which must
     not move ``p`` either); and ``|nss m| / eps`` at any step (the
     denominator is never below ``eps``, ``|m|`` and ``|nss|`` never grow;
-    compared with ``|p| 2^-27``, a factor of two for the rounding of the
-    update), which also covers a subnormal first moment that rounding keeps
+    compared with ``|p| 2^-27``, a factor of four below the bound for the
+    rounding of the update), which also covers a subnormal first moment that rounding keeps
     from decaying when subnormals are not flushed. A zero or subnormal
     parameter never settles this way. Stepping a settled element on leaves
     its parameter as it is.
