@@ -48,8 +48,12 @@ _mathjax/mathjax/tex-chtml.js:
 
 mathjax: _mathjax/mathjax/tex-chtml.js
 
+# ML-100K too, whatever DATASET is: "Travel" (parameter `second`) and "Cost at
+# scale" (`sweep_datasets`) read it, so a build finds it missing at the start,
+# not hours in.
 data: venv
 	@$(PHD) data ensure --dataset $(DATASET)
+	@$(PHD) data ensure --dataset ml-100k
 
 # `phd data ensure` (target `data`): the dataset is found, or downloaded (hash-verified, with a
 # progress bar), or make stops with one message saying how to provide it and
