@@ -48,12 +48,14 @@ _mathjax/mathjax/tex-chtml.js:
 
 mathjax: _mathjax/mathjax/tex-chtml.js
 
-# ML-100K too, whatever DATASET is: "Travel" (parameter `second`) and "Cost at
-# scale" (`sweep_datasets`) read it, so a build finds it missing at the start,
-# not hours in.
+# ML-100K too, for a book on real data: "Travel" (parameter `second`) and "Cost
+# at scale" (`sweep_datasets`) read it whatever DATASET is, so it is fetched
+# here, at the start. A book on generated data (DATASET=synthetic...) reads
+# it where it is on this machine and leaves it out, saying so, where it is
+# not (`phd book build` settles it before any chapter runs).
 data: venv
 	@$(PHD) data ensure --dataset $(DATASET)
-	@$(PHD) data ensure --dataset ml-100k
+	$(if $(filter synthetic%,$(DATASET)),,@$(PHD) data ensure --dataset ml-100k)
 
 # `phd data ensure` (target `data`): the dataset is found, or downloaded (hash-verified, with a
 # progress bar), or make stops with one message saying how to provide it and

@@ -2,7 +2,8 @@
 
 :mod:`~phdlib.book.driver` executes every chapter with papermill and caches
 it; :mod:`~phdlib.book.params` reads and checks a chapter's ``parameters``
-cell; :mod:`~phdlib.book.project` knows the book's files (``_toc.yml``, the
+cell; :mod:`~phdlib.book.companions` settles the real datasets the chapters
+read besides the build's own; :mod:`~phdlib.book.project` knows the book's files (``_toc.yml``, the
 chapters); :mod:`~phdlib.book.site` builds the Jupyter Book site from the
 executed chapters and :mod:`~phdlib.book.offline` makes it work offline.
 ``from phdlib import book`` reads as before.

@@ -209,7 +209,10 @@ def build(*args, **kwargs) -> list[ChapterResult]:
     """Execute the chapters and build the site; see :func:`_build`.
 
     Builds of one checkout are serialised by a lock file (``_build/.lock``), so
-    two builds started at once never write the same staging tree.
+    two builds started at once never write the same staging tree. Options are checked
+    first (:func:`phdlib.book.selection.check_options`): a real dataset a chapter reads
+    besides the build's own and that is missing stops a build on real data at once, and
+    is left out, with a line saying so, of a build on generated data.
     """
     import fcntl
     import inspect
@@ -218,12 +221,15 @@ def build(*args, **kwargs) -> list[ChapterResult]:
     opts.apply_defaults()
     root = project_root(opts.arguments["root"])
     # a bad option fails at once: before waiting for another build's lock, before staging
-    check_options(root, opts.arguments["parameters"], opts.arguments["only"],
-                   opts.arguments["cell_timeout"])
+    params, left_out = check_options(root, opts.arguments["parameters"],
+                                     opts.arguments["only"], opts.arguments["cell_timeout"])
+    for line in left_out:
+        opts.arguments["log"](line)
+    opts.arguments["parameters"] = params
     (root / "_build").mkdir(exist_ok=True)
     with open(root / "_build" / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build(*args, **kwargs)
+        return _build(*opts.args, **opts.kwargs)
 
 
 def _executed_digest(exec_dir: Path, pages: list[Path]) -> str:

@@ -1,10 +1,11 @@
 """Which chapters a book build runs, checked before it runs any: ``--chapter`` names,
-the parameters the chapters declare, the cell timeout, and (for a site) that every chapter
-left out has been executed once."""
+the parameters the chapters declare, the real datasets they read besides the build's own,
+the cell timeout, and (for a site) that every chapter left out has been executed once."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from .companions import settle
 from .params import check_parameters, declared_parameters
 from .project import chapters, is_notebook
 
@@ -14,9 +15,13 @@ class ChapterNotBuilt(ValueError):
     for (a user's choice to change, not a failure of the chapter)."""
 
 
-def check_options(root: Path, parameters, only, cell_timeout) -> None:
+def check_options(root: Path, parameters, only, cell_timeout) -> tuple[dict, list[str]]:
     """``ValueError`` for a ``cell_timeout`` not above 0, an unknown chapter in
-    ``only`` or a parameter :func:`check_parameters` refuses."""
+    ``only``, a parameter :func:`check_parameters` refuses, or a real dataset that a
+    chapter to run reads besides the build's own and that is not on this machine
+    (:func:`phdlib.book.companions.settle`). Returns the parameters to build with
+    (in a book on generated data, such a dataset left out) and the lines saying
+    what was left out."""
     if cell_timeout is not None and not cell_timeout > 0:
         raise ValueError(f"cell_timeout: seconds above 0, or None for no limit; "
                          f"got {cell_timeout!r}")
@@ -25,7 +30,11 @@ def check_options(root: Path, parameters, only, cell_timeout) -> None:
         unknown = set(only) - {s.stem for s in srcs}
         if unknown:
             raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {[s.stem for s in srcs]}")
-    check_parameters(dict(parameters or {}), _declared(srcs))
+    parameters = dict(parameters or {})
+    declared = _declared(srcs)
+    check_parameters(parameters, declared)
+    running = {k: v for k, v in declared.items() if only is None or k in only}
+    return settle(parameters, running)
 
 
 def _declared(srcs: list[Path]) -> dict[str, dict]:
