@@ -16,9 +16,22 @@ other way by less), the parameter cannot move again, and only the two moments
 (one fused multiply-add and one product an element, no square root or
 division) go on (:func:`_decay`); a moment that reaches zero stays zero.
 
+A batch's rows are scattered over tables of hundreds of megabytes, in an
+order no hardware prefetcher follows: the next rows are asked for
+(:func:`phdlib.kernels.prefetch.prefetch`) while one is replayed.
+
+The row schedules (``catch_up*``) and the replay they inline live in one file
+on purpose: Numba's cache (``cache=True``) checks only the file a kernel is
+defined in, so a kernel inlining another file's code could be served stale
+after that file changes.
+
 Tables and constants as in :mod:`phdlib.kernels.adam`: ``bc2s[t]``, ``nss[t]``
 per step ``t``; ``c1``, ``b2``, ``c2``, ``eps`` float32 scalars; ``last``:
-int64 ``(n,)``, the step each row is up to date with.
+int64 ``(n,)``, the step each row is up to date with. The ``catch_up*``
+functions return ``(full, missed)``: the row-steps computed in full (a float:
+the element-steps over the row width, so that a step of part of a row counts
+as that part) and all the row-steps replayed (the rest of them moved the
+moments only).
 """
 from __future__ import annotations
 
@@ -27,6 +40,7 @@ import numpy as np
 
 from .floats import fma32, sqrt32
 from .fpenv import flush_restore, flush_set
+from .prefetch import prefetch
 
 #: The first step after which :func:`_replay` may stop computing a parameter: from
 #: step 5 on, ``sqrt(1 - beta2^t)`` grows by less than the
@@ -92,7 +106,6 @@ def _step_counted(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays):
     """:func:`_step`, flagging in ``f`` (float32, 1 moving, 0 settled) the elements that
     have not settled and returning how many."""
     zero, one = np.float32(0.0), np.float32(1.0)
-    moving = 0
     for j in range(cnt):
         mm = fma32(c1, zero - m[j], m[j])
         vv = fma32(c2 * zero, zero, v[j] * b2)
@@ -102,10 +115,85 @@ def _step_counted(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays):
         u = nm / (sqrt32(vv) / a + eps)
         x = p[j]
         p[j] = x + u
-        settled = _settled(x, u, mm, nm, n, eps, decays)
-        f[j] = zero if settled else one
-        moving += 0 if settled else 1
+        f[j] = zero if _settled(x, u, mm, nm, n, eps, decays) else one
+    return _count(f, cnt)
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _count(f, cnt):
+    """How many of ``f[:cnt]`` are flagged moving (non-zero). A loop of its own: an int64
+    count inside a step's loop makes LLVM halve the step's vectors (measured)."""
+    moving = 0
+    for j in range(cnt):
+        moving += 0 if f[j] == np.float32(0.0) else 1
     return moving
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _one(x, y, z, c1, b2, c2, a, n, eps):
+    """One zero-gradient step of one element held in registers (parameter ``x``, moments
+    ``y, z``), as :func:`_step`. Returns the element after the step, the update and
+    ``n m``."""
+    zero = np.float32(0.0)
+    y = fma32(c1, zero - y, y)
+    z = fma32(c2 * zero, zero, z * b2)
+    nm = n * y
+    u = nm / (sqrt32(z) / a + eps)
+    return x + u, y, z, u, nm
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _one_unit(x, y, z, c1, b2, c2, a, n, eps):
+    """:func:`_one` where ``a`` is 1, its division left out (``x / 1 = x``: :func:`_step`)."""
+    zero = np.float32(0.0)
+    y = fma32(c1, zero - y, y)
+    z = fma32(c2 * zero, zero, z * b2)
+    nm = n * y
+    u = nm / (sqrt32(z) + eps)
+    return x + u, y, z, u, nm
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _block(p, m, v, f, cnt, c1, b2, c2, bc2s, nss, s, eps):
+    """Steps ``s..s+7`` (:data:`CHECK_EVERY`) of elements ``0..cnt-1`` of ``p, m, v``,
+    each element's eight steps in registers, flagging in ``f`` those not settled after
+    the last (:func:`_settled`); returns how many.
+
+    The same operations as eight calls of :func:`_step` and so the same numbers; but
+    a step no longer waits for the one before to store its results, so the square
+    roots and divisions of consecutive steps overlap: a row down to one vector of
+    moving elements is stepped about a third faster (measured).
+    """
+    a = (bc2s[s], bc2s[s + 1], bc2s[s + 2], bc2s[s + 3],
+         bc2s[s + 4], bc2s[s + 5], bc2s[s + 6], bc2s[s + 7])
+    n = (nss[s], nss[s + 1], nss[s + 2], nss[s + 3], nss[s + 4], nss[s + 5], nss[s + 6],
+         nss[s + 7])
+    decays = s + CHECK_EVERY - 1 >= SETTLE
+    if a[0] == np.float32(1.0):   # sqrt(1 - beta2^t) only grows: all eight are 1
+        _eight(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays, _one_unit)
+    else:
+        _eight(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays, _one)
+    return _count(f, cnt)
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _eight(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays, one_step):
+    """The loop of :func:`_block` (``a``, ``n``: the eight steps' constants; ``one_step``:
+    :func:`_one` or :func:`_one_unit`, so that each call compiles to its own loop)."""
+    zero, one = np.float32(0.0), np.float32(1.0)
+    for j in range(cnt):
+        x, y, z = p[j], m[j], v[j]
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[0], n[0], eps)
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[1], n[1], eps)
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[2], n[2], eps)
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[3], n[3], eps)
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[4], n[4], eps)
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[5], n[5], eps)
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[6], n[6], eps)
+        before = x
+        x, y, z, u, nm = one_step(x, y, z, c1, b2, c2, a[7], n[7], eps)
+        p[j], m[j], v[j] = x, y, z
+        f[j] = zero if _settled(before, u, y, nm, n[7], eps, decays) else one
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
@@ -175,13 +263,16 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
     parameter never settles this way. Stepping a settled element on leaves
     its parameter as it is.
 
-    The whole row is stepped (:func:`_step`) and every :data:`CHECK_EVERY`
-    steps checked (:func:`_step_counted`); once a block of :data:`LANES`
-    elements has settled, and a check's worth of steps is left, the ones
-    still moving are gathered into ``wp, wm,
-    wv`` (float32 scratch, their columns in ``idx``, flags in ``f``:
-    :func:`_scratch`) and only they go on, gathered again each time another
-    block has settled, the settled ones' parameters going back into the row.
+    The first step is checked on its own (:func:`_step_counted`: a row
+    whose elements settled long ago stops there); then the whole row goes on
+    :data:`CHECK_EVERY` steps at a time, checked at the end of each
+    (:func:`_block`), and the last steps of the gap, fewer than that, one by
+    one (:func:`_step`). Once a block of :data:`LANES` elements has settled,
+    and a check's worth of steps is left, the ones still moving are gathered
+    into ``wp, wm, wv`` (float32 scratch, their columns in ``idx``, flags in
+    ``f``: :func:`_scratch`) and only they go on, gathered again each time
+    another block has settled, the settled ones' parameters going back into
+    the row.
     (Within a row the elements settle tens of steps apart.) The row's
     moments do not depend on its parameters: from the first gathering on
     they go through the remaining steps at once (:func:`_decay`), the same
@@ -193,28 +284,29 @@ def _replay(p, m, v, r, first, last, c1, b2, c2, bc2s, nss, eps, wp, wm, wv, f, 
     """
     pr, mr, vr = p[r], m[r], v[r]
     d = pr.shape[0]
-    s, full, moments = first, 0, first   # moments: the row's moments are those of step moments - 1
+    s, full = first, d   # the first step, counted: a row settled long ago stops there
+    moving = _step_counted(pr, mr, vr, f, d, c1, b2, c2, bc2s[s], nss[s], eps, s >= SETTLE)
+    s += 1
+    moments = s          # the row's moments are those of step moments - 1
     cnt, lanes, gathered = d, d, False
-    while s <= last:
-        if (s - first) % CHECK_EVERY == 0:
-            a, n, dec = bc2s[s], nss[s], s >= SETTLE
+    while s <= last and moving > 0:
+        whole = last - s + 1 >= CHECK_EVERY
+        if whole and _lanes(moving) < lanes:
             if gathered:
-                moving = _step_counted(wp, wm, wv, f, lanes, c1, b2, c2, a, n, eps, dec)
+                cnt = _regather(pr, wp, wm, wv, f, idx, cnt)
             else:
-                moving = _step_counted(pr, mr, vr, f, d, c1, b2, c2, a, n, eps, dec)
-                moments = s + 1
-            full += lanes
-            s += 1
-            if moving == 0:
-                break
-            if _lanes(moving) < lanes and last - s >= CHECK_EVERY:
-                if gathered:
-                    cnt = _regather(pr, wp, wm, wv, f, idx, cnt)
-                else:
-                    cnt = _gather(pr, mr, vr, wp, wm, wv, f, idx)
-                    gathered = True
-                lanes = _lanes(cnt)
-        else:
+                cnt = _gather(pr, mr, vr, wp, wm, wv, f, idx)
+                gathered = True
+            lanes = _lanes(cnt)
+        if whole:
+            if gathered:
+                moving = _block(wp, wm, wv, f, lanes, c1, b2, c2, bc2s, nss, s, eps)
+            else:
+                moving = _block(pr, mr, vr, f, d, c1, b2, c2, bc2s, nss, s, eps)
+                moments = s + CHECK_EVERY
+            full += lanes * CHECK_EVERY
+            s += CHECK_EVERY
+        else:   # the last steps, fewer than a block: whoever is still moving
             if gathered:
                 _step(wp, wm, wv, lanes, c1, b2, c2, bc2s[s], nss[s], eps)
             else:
@@ -319,20 +411,37 @@ def _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w):
     return full, missed
 
 
+#: Rows of a batch asked for ahead of the one being replayed (:func:`catch_up`).
+AHEAD = 4
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _ask(p, m, v, r):
+    """Prefetch row ``r`` of ``p, m, v`` (float32 ``(n, d)``, C-contiguous), a cache line
+    (16 float32) at a time."""
+    d = p.shape[1]
+    for k in range(0, d, 16):
+        prefetch(p, r * d + k)
+        prefetch(m, r * d + k)
+        prefetch(v, r * d + k)
+
+
 @nb.njit(error_model="numpy", cache=True)
 def catch_up(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps):
     """Bring rows ``rows`` (int64 ``(B,)``, repeats allowed) up to date with step
     ``upto``: the zero-gradient steps each missed since ``last[r]``.
 
-    Returns ``(full, missed)``: the row-steps computed in full (a float: the
-    element-steps over the row width, so that a step of part of a row counts as
-    that part) and all the row-steps replayed (the rest of them moved the
-    moments only).
+    Returns ``(full, missed)`` (the module docstring).
     """
     w = _scratch(p.shape[1])
     full, missed = 0, 0
-    for b in range(rows.shape[0]):
+    n = rows.shape[0]
+    for b in range(min(AHEAD, n)):
+        _ask(p, m, v, rows[b])
+    for b in range(n):
         r = rows[b]
+        if b + AHEAD < n:
+            _ask(p, m, v, rows[b + AHEAD])
         f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
         full += f
         missed += k
@@ -350,8 +459,11 @@ def catch_up_parallel(p, m, v, last, rows, upto, c1, b2, c2, bc2s, nss, eps, chu
     for c in nb.prange(chunks):
         old = flush_set(flush)
         w = _scratch(p.shape[1])
-        for b in range(n * c // chunks, n * (c + 1) // chunks):
+        hi = n * (c + 1) // chunks
+        for b in range(n * c // chunks, hi):
             r = rows[b]
+            if b + AHEAD < hi:
+                _ask(p, m, v, rows[b + AHEAD])
             f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
             full += f
             missed += k
@@ -372,6 +484,8 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
     if chunks <= 1:
         w = _scratch(p.shape[1])
         for r in range(n):
+            if r + 2 < n:   # rows in order: two ahead
+                _ask(p, m, v, r + 2)
             f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
             full += f
             missed += k
@@ -382,6 +496,8 @@ def catch_up_all(p, m, v, last, upto, c1, b2, c2, bc2s, nss, eps, chunks, flush=
         w = _scratch(p.shape[1])
         for b in range(c, blocks, chunks):
             for r in range(64 * b, min(n, 64 * b + 64)):
+                if r + 2 < n:
+                    _ask(p, m, v, r + 2)
                 f, k = _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w)
                 full += f
                 missed += k
