@@ -61,30 +61,45 @@ LANES = 16
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
+def _one(x, y, z, c1, b2, c2, a, n, eps):
+    """One zero-gradient step of one element (parameter ``x``, moments ``y, z``): the
+    dense pass's untouched branch, operation for operation. Returns the element after
+    the step, the update and ``n m``."""
+    zero = np.float32(0.0)
+    y = fma32(c1, zero - y, y)
+    z = fma32(c2 * zero, zero, z * b2)
+    nm = n * y
+    u = nm / (sqrt32(z) / a + eps)
+    return x + u, y, z, u, nm
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
+def _one_unit(x, y, z, c1, b2, c2, a, n, eps):
+    """:func:`_one` where ``a`` is 1, its division left out (``x / 1 = x``: :func:`_step`);
+    the same arguments."""
+    zero = np.float32(0.0)
+    y = fma32(c1, zero - y, y)
+    z = fma32(c2 * zero, zero, z * b2)
+    nm = n * y
+    u = nm / (sqrt32(z) + eps)
+    return x + u, y, z, u, nm
+
+
+@nb.njit(error_model="numpy", cache=True, inline="always")
 def _step(p, m, v, cnt, c1, b2, c2, a, n, eps):
     """One zero-gradient step of elements ``0..cnt-1`` of ``p, m, v`` (float32 ``(>= cnt,)``
-    each: a row, or the gathered moving elements of one): the dense pass's untouched
-    branch.
+    each: a row, or the gathered moving elements of one): :func:`_one` of each.
 
     Once ``sqrt(1 - beta2^t)`` rounds to 1 in float32 (``t`` past about 17,300),
-    the division by it is left out: ``x / 1 = x`` exactly, and a square root is
-    never subnormal, so no flushing mode can tell the difference.
+    the division by it is left out (:func:`_one_unit`): ``x / 1 = x`` exactly, and a
+    square root is never subnormal, so no flushing mode can tell the difference.
     """
-    zero = np.float32(0.0)
     if a == np.float32(1.0):
         for j in range(cnt):
-            mm = fma32(c1, zero - m[j], m[j])
-            vv = fma32(c2 * zero, zero, v[j] * b2)
-            m[j] = mm
-            v[j] = vv
-            p[j] = p[j] + n * mm / (sqrt32(vv) + eps)
+            p[j], m[j], v[j], _, _ = _one_unit(p[j], m[j], v[j], c1, b2, c2, a, n, eps)
         return
     for j in range(cnt):
-        mm = fma32(c1, zero - m[j], m[j])
-        vv = fma32(c2 * zero, zero, v[j] * b2)
-        m[j] = mm
-        v[j] = vv
-        p[j] = p[j] + n * mm / (sqrt32(vv) / a + eps)
+        p[j], m[j], v[j], _, _ = _one(p[j], m[j], v[j], c1, b2, c2, a, n, eps)
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
@@ -107,14 +122,9 @@ def _step_counted(p, m, v, f, cnt, c1, b2, c2, a, n, eps, decays):
     have not settled and returning how many."""
     zero, one = np.float32(0.0), np.float32(1.0)
     for j in range(cnt):
-        mm = fma32(c1, zero - m[j], m[j])
-        vv = fma32(c2 * zero, zero, v[j] * b2)
-        m[j] = mm
-        v[j] = vv
-        nm = n * mm
-        u = nm / (sqrt32(vv) / a + eps)
         x = p[j]
-        p[j] = x + u
+        p[j], mm, v[j], u, nm = _one(x, m[j], v[j], c1, b2, c2, a, n, eps)
+        m[j] = mm
         f[j] = zero if _settled(x, u, mm, nm, n, eps, decays) else one
     return _count(f, cnt)
 
@@ -127,30 +137,6 @@ def _count(f, cnt):
     for j in range(cnt):
         moving += 0 if f[j] == np.float32(0.0) else 1
     return moving
-
-
-@nb.njit(error_model="numpy", cache=True, inline="always")
-def _one(x, y, z, c1, b2, c2, a, n, eps):
-    """One zero-gradient step of one element held in registers (parameter ``x``, moments
-    ``y, z``), as :func:`_step`. Returns the element after the step, the update and
-    ``n m``."""
-    zero = np.float32(0.0)
-    y = fma32(c1, zero - y, y)
-    z = fma32(c2 * zero, zero, z * b2)
-    nm = n * y
-    u = nm / (sqrt32(z) / a + eps)
-    return x + u, y, z, u, nm
-
-
-@nb.njit(error_model="numpy", cache=True, inline="always")
-def _one_unit(x, y, z, c1, b2, c2, a, n, eps):
-    """:func:`_one` where ``a`` is 1, its division left out (``x / 1 = x``: :func:`_step`)."""
-    zero = np.float32(0.0)
-    y = fma32(c1, zero - y, y)
-    z = fma32(c2 * zero, zero, z * b2)
-    nm = n * y
-    u = nm / (sqrt32(z) + eps)
-    return x + u, y, z, u, nm
 
 
 @nb.njit(error_model="numpy", cache=True, inline="always")
