@@ -366,6 +366,23 @@ def test_a_cell_that_needs_no_tuning_runs_beside_the_tuning_points(fake):
     assert order.index((16, 0)) < order.index((8, 1)), order
 
 
+def test_a_cell_that_shares_work_with_a_waiting_cell_waits_with_it(fake, monkeypatch):
+    """Cells that share work run as one task: a cell that needs no tuning but shares work
+    with one that waits for its tuning points waits too (DCF beside DCF_PHD), and a cell
+    that shares nothing with a waiting one does not."""
+    tuned = E.Cell("d", "fake", 8, 1, E.freeze({"tune": True}))
+    partner = E.Cell("d", "fake", 8, 1)  # same width and seed: the same shared work
+    alone = E.Cell("d", "fake", 16, 1)
+    monkeypatch.setattr(runner, "_shared_work", lambda c: ("work", c.bits, c.seed))
+    points = runner.grid_cells([tuned, partner, alone])
+    first, later = runner._phases([tuned, partner, alone, *points], points, None)
+    assert tuned in later and partner in later and partner not in first
+    assert alone in first and alone not in later
+    assert set(points) <= first and not set(points) & later, "a tuning point was held back"
+    assert {t[0] for t in runner.tasks([tuned, partner])} <= {tuned, partner}
+    assert len(runner.tasks([tuned, partner])) == 1, "the two waiting cells are not one task"
+
+
 def test_a_cell_whose_tuning_points_are_stored_does_not_wait(fake):
     tuned = E.Cell("d", "fake", 8, 1, E.freeze({"tune": True}))
     points = runner.grid_cells([tuned])

@@ -154,11 +154,15 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
 def _phases(missing: list, first: list, data_dir) -> tuple[set, set]:
     """The cells of the two phases: first the tuning points, the tuned anchors and every
     missing cell that depends on none of them still missing; then the cells that reuse
-    one of those (:func:`phdlib.experiments.cluster.dependency_cells`). A cell waits only
-    when it has to."""
+    one of those (:func:`phdlib.experiments.cluster.dependency_cells`), and with them
+    every other cell that shares work with one of them (:func:`tasks`: DCF's seed-1 cell
+    waits for DCF_PHD's tuning when DCF's own is stored, so the two fit from one relaxed
+    start instead of two). Otherwise a cell waits only when it has to."""
     pending = set(first) & set(missing)
     later = {c for c in missing if c not in pending
              and (pending & set(dependency_cells(c, data_dir))) - {c}}
+    shared = {_shared_work(c) for c in later} - {None}
+    later |= {c for c in missing if c not in set(first) and _shared_work(c) in shared}
     return set(first) | (set(missing) - later), later
 
 
