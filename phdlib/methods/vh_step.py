@@ -19,7 +19,7 @@ import torch
 from ..kernels import adam as A
 from ..kernels import adam_replay as R
 from ..kernels import vh as K
-from .vh_config import ADAMS
+from .vh_config import ADAMS, SPARSE_GAP
 from .vh_model import VHModel, kl_bernoulli_half, make_adam, rating_target
 
 #: Adam's constants (PyTorch's defaults, as the released code's TF1 Adam).
@@ -85,14 +85,9 @@ class AutogradStep:
 #: How the fused step brings the rows of a table through a step (:mod:`phdlib.kernels.adam`):
 #: ``"touched"`` steps the batch's rows and brings every other row up to date when it is
 #: next read (the same numbers as ``"all"``, bit for bit); ``"all"`` runs the dense pass
-#: over every row every step; ``"auto"`` picks per table (:data:`SPARSE_GAP`).
+#: over every row every step; ``"auto"`` picks per table
+#: (:data:`phdlib.methods.vh_config.SPARSE_GAP`).
 ROWS = ("auto", "touched", "all")
-#: ``rows="auto"`` updates a table sparsely when it has at least this many rows per
-#: rating of a batch: a row is then touched every 64 steps or fewer times on average,
-#: and most of the steps it misses are past its settling (``phd bench --train``: at
-#: ML-1M's shape, a row touched every ~12 steps, the sparse update was 1.1 times the
-#: dense pass; at Amazon's, every ~360 steps, a third of it).
-SPARSE_GAP = 64
 
 
 class _Constants:

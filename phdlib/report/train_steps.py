@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import methods
+from ..methods.vh_config import SPARSE_GAP
 
 __all__ = ["STEP_LABELS", "SHAPE_LABELS", "steps_frame", "findings"]
 
@@ -86,8 +87,8 @@ def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int 
             out.append(f"Where every row is touched every few steps ({', '.join(slower)}), "
                        "replaying the missed steps costs more than the dense pass it saves, "
                        "so training keeps the dense pass for tables of fewer than "
-                       "SPARSE_GAP = 64 rows per rating of a batch, and is as fast there as "
-                       "before.")
+                       f"SPARSE_GAP = {SPARSE_GAP} rows per rating of a batch, and is "
+                       "as fast there as before.")
         one = exact[exact["threads"] == 1]
         if len(one):
             r = one.loc[one["rows"].idxmax()]
@@ -118,7 +119,8 @@ def findings(rows: list[dict] | pd.DataFrame, method: str = "vh-phd", bits: int 
     if len(auto):
         parts = [f"{r['vs_dense']:.2f}× at the {SHAPE_LABELS.get(r['shape'], r['shape'])} shape"
                  for _, r in auto.iterrows()]
-        out.append("As training runs it, each table dense or sparse by its size, the step "
+        out.append("As training runs it, each table dense or sparse by its size (sparse "
+                   f"from SPARSE_GAP = {SPARSE_GAP} rows per rating of a batch), the step "
                    "runs at " + ", ".join(parts) + " the dense step's speed, on one thread.")
     lazy = df[(df["step"] == "lazy") & (df["threads"] == 1)]
     if len(lazy):
