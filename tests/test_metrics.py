@@ -456,3 +456,22 @@ def test_benchmark_returns_one_row_per_rule():
     assert b["ties"].tolist() == ["expected", "input"]
     assert (b["users"] == 20).all() and (b["ratings"] == 300).all()
     assert (b["seconds"] > 0).all()
+
+
+def test_group_stable_is_the_stable_argsort_and_evaluate_groups_either_way():
+    from phdlib.kernels import ranking as K
+
+    rng = np.random.default_rng(3)
+    for lo, hi, n in ((0, 9, 1), (0, 50, 500), (-7, 12, 300), (1000, 1003, 40)):
+        user = rng.integers(lo, hi + 1, n)
+        np.testing.assert_array_equal(K.group_stable(user, int(user.min()), int(user.max())),
+                                      np.argsort(user, kind="stable"))
+    # ids spread far wider than their number are sorted instead: the same groups
+    user = rng.integers(0, 40, 400) * 10**9
+    rating = rng.integers(0, 6, 400).astype(float)
+    values = rng.integers(0, 5, 400).astype(float)
+    dense = np.unique(user, return_inverse=True)[1]
+    for ties in ("expected", "random", "input", "optimistic"):
+        a = M.evaluate(user, rating, values, ties=ties, seed=2)
+        b = M.evaluate(dense, rating, values, ties=ties, seed=2)
+        pd.testing.assert_frame_equal(a.drop(columns="user"), b.drop(columns="user"))

@@ -229,9 +229,16 @@ def mrr(ratings, values, ties: str = "expected", kind: str = "dissimilarity", se
 
 
 def _group_by_user(user: np.ndarray):
-    """Order that groups ``user`` (stable) and the segment starts: int64 arrays."""
+    """Order that groups ``user`` (stable) and the segment starts: int64 arrays.
+
+    The stable order is counted (:func:`phdlib.kernels.ranking.group_stable`) where the
+    ids span no more than a few times their number, else sorted: the same order."""
     if user.shape[0] > 1 and np.any(user[1:] < user[:-1]):
-        order = np.argsort(user, kind="stable")
+        lo, hi = int(user.min()), int(user.max())
+        if hi - lo <= 4 * user.shape[0] + 1024:
+            order = K.group_stable(user, lo, hi)
+        else:
+            order = np.argsort(user, kind="stable")
         us = user[order]
     else:
         order = None

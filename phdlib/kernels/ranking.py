@@ -42,7 +42,7 @@ def expected_reciprocal_rank(a, g, r):
     return total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
     """NDCG@k for each k in ``ks`` and MRR, one row per segment (user).
 
@@ -52,15 +52,13 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
         non-empty; ks: int64 (K,), cut-offs >= 1; disc: float64 (max(ks),),
         the discount of each 0-based position; mode: see the module docstring;
     out_ndcg: float64 (U, K), written; out_mrr: float64 (U,), written.
-    A segment whose ideal DCG is 0 (every gain 0) gets NDCG 0.
+    A segment whose ideal DCG is 0 (every gain 0) gets NDCG 0. Segments are independent
+    and run in parallel (``prange``): the numbers do not depend on the threads.
     """
     n_users = starts.shape[0] - 1
     nk = ks.shape[0]
-    kmax = 0
-    for j in range(nk):
-        if ks[j] > kmax:
-            kmax = ks[j]
-    for u in range(n_users):
+    kmax = _kmax(ks)
+    for u in nb.prange(n_users):
         s = starts[u]
         e = starts[u + 1]
         n = e - s
@@ -141,6 +139,28 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
                 if rr[p] == maxr:
                     out_mrr[u] = 1.0 / (p + 1)
                     break
+
+
+@nb.njit(cache=True)
+def group_stable(user, lo, hi):
+    """``np.argsort(user, kind="stable")`` of integers ``user`` in ``lo..hi``, by counting.
+
+    user: int (N,); returns int64 (N,): the positions grouped by user in increasing
+    order, each user's in their order in ``user`` (the one stable order). O(N + hi - lo)
+    time, against a comparison sort's O(N log N).
+    """
+    n = user.shape[0]
+    start = np.zeros(hi - lo + 2, dtype=np.int64)
+    for i in range(n):
+        start[user[i] - lo + 1] += 1
+    for v in range(1, start.shape[0]):
+        start[v] += start[v - 1]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        v = user[i] - lo
+        order[start[v]] = i
+        start[v] += 1
+    return order
 
 
 @nb.njit(cache=True, inline="always")
