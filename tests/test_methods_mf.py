@@ -201,6 +201,40 @@ def test_fit_path_reads_a_fit_at_every_checkpoint(synthetic_split):
         mf_methods.fit_path("svd", sp, 8, 0, 0.1, [1])
 
 
+def test_fit_paths_runs_fits_in_workers_and_memoises_what_fit_path_computes(synthetic_split,
+                                                                             monkeypatch):
+    sp, ds = synthetic_split, synthetic_split.dataset
+    mf_methods._PATHS.clear()
+    sgd = {"lr": 0.001, "init": "uniform01"}
+    requests = {"a": ("sgd", 8, 0, 0.1, (2, 5), sgd),
+                "b": ("sgd", 8, 1, 0.3, (3,), {**sgd, "init": "normal"}),
+                "c": ("als", 8, 0, 0.1, (2,), {"weighted": True, "init_scale": 0.1})}
+    got = mf_methods.fit_paths(sp, requests, jobs=2)
+    assert list(got) == ["a", "b", "c"]
+    for name, (alg, dim, seed, reg, cps, opts) in requests.items():
+        fitter = {"sgd": mf.fit_sgd, "als": mf.fit_als}[alg]
+        for ep in cps:
+            P, Q = fitter(sp.train, ds.n_users, ds.n_items, dim, reg, ep, seed=seed, **opts)
+            np.testing.assert_array_equal(got[name][ep][0], P)
+            np.testing.assert_array_equal(got[name][ep][1], Q)
+        assert got[name].trace and got[name].trace[-1][0] == max(cps)
+        # memoised here: fit_path hands back the worker's path, it does not fit again
+        assert mf_methods.fit_path(alg, sp, dim, seed, reg, cps, **opts) is got[name]
+
+    def no_fit(*a, **k):
+        raise AssertionError("a memoised path was fitted again")
+
+    monkeypatch.setattr(mf, "fit_sgd", no_fit)
+    monkeypatch.setattr(mf_methods, "fit_sgd", no_fit)
+    again = mf_methods.fit_paths(sp, {"x": requests["a"]}, jobs=2)
+    assert again["x"] is got["a"]
+    with pytest.raises(ValueError, match="request 'bad': algorithm must be"):
+        mf_methods.fit_paths(sp, {"bad": ("svd", 8, 0, 0.1, (1,), {})}, jobs=2)
+    with pytest.raises(ValueError, match="request 'a2': checkpoints must be"):
+        mf_methods.fit_paths(sp, {"a2": ("sgd", 8, 0, 0.1, (0,), sgd)}, jobs=2)
+    mf_methods._PATHS.clear()
+
+
 def _best(grid):
     """The row tuning must choose: the first maximum of the validation NDCG@10."""
     best = grid.iloc[int(np.argmax(grid["valid_ndcg@10"].to_numpy()))]

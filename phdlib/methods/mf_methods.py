@@ -44,12 +44,9 @@ def fit_path(algorithm: str, split, dim: int, seed: int, reg: float, checkpoints
     factors after ``n`` epochs equal those of a fit with ``epochs=n``. A
     memoised fit that holds every requested count is reused.
     """
-    checkpoints = tuple(sorted({int(c) for c in checkpoints}))
-    if not checkpoints or checkpoints[0] < 1:
-        raise ValueError(f"checkpoints must be epoch counts >= 1, got {checkpoints}")
-    key = (algorithm, split.fingerprint, int(dim), int(seed), float(reg),
-           tuple(sorted(options.items())))
-    if key in _PATHS and set(checkpoints) <= set(_PATHS[key]):
+    checkpoints = _checkpoints(checkpoints)
+    key = _path_key(algorithm, split, dim, seed, reg, options)
+    if _memoised(key, checkpoints):
         return _PATHS[key]
     out = FitPath()
     clock = {"train": 0.0, "t": time.perf_counter()}
@@ -67,10 +64,69 @@ def fit_path(algorithm: str, split, dim: int, seed: int, reg: float, checkpoints
         raise ValueError(f"algorithm must be 'sgd' or 'als', got {algorithm!r}")
     fitter(split.train, ds.n_users, ds.n_items, int(dim), reg, checkpoints[-1], seed=seed,
            callback=cb, **options)
+    _memoise(key, out)
+    return out
+
+
+def fit_paths(split, requests: dict, jobs: int = 1) -> dict:
+    """Several :func:`fit_path` fits of one split, ``jobs`` at a time, memoised here.
+
+    requests: ``{name: (algorithm, dim, seed, reg, checkpoints, options)}`` with
+    ``options`` a dict, as :func:`fit_path` takes them. Returns ``{name: path}`` in the
+    same order. Fits this process has memoised are reused; the others run in ``jobs``
+    worker processes (joblib; one fit is one thread) and are then memoised here, so
+    a later :func:`fit_path` of the same arguments returns them. A fit is deterministic
+    given its arguments: each path holds the factors :func:`fit_path` computes in this
+    process, and the seconds its worker took.
+    """
+    import joblib
+
+    todo = []
+    for name, (algorithm, dim, seed, reg, checkpoints, options) in requests.items():
+        if algorithm not in ("sgd", "als"):
+            raise ValueError(f"request {name!r}: algorithm must be 'sgd' or 'als', "
+                             f"got {algorithm!r}")
+        try:
+            checkpoints = _checkpoints(checkpoints)
+        except ValueError as e:
+            raise ValueError(f"request {name!r}: {e}") from None
+        if not _memoised(_path_key(algorithm, split, dim, seed, reg, options), checkpoints):
+            todo.append(name)
+    if len(todo) > 1 and jobs != 1:
+        done = joblib.Parallel(n_jobs=jobs)(
+            joblib.delayed(fit_path)(r[0], split, *r[1:5], **r[5])
+            for r in (requests[n] for n in todo))
+        for n, path in zip(todo, done):
+            algorithm, dim, seed, reg, _, options = requests[n]
+            _memoise(_path_key(algorithm, split, dim, seed, reg, options), path)
+    out = {}
+    for name, (algorithm, dim, seed, reg, checkpoints, options) in requests.items():
+        out[name] = fit_path(algorithm, split, dim, seed, reg, checkpoints, **options)
+    return out
+
+
+def _checkpoints(checkpoints: Iterable[int]) -> tuple:
+    out = tuple(sorted({int(c) for c in checkpoints}))
+    if not out or out[0] < 1:
+        raise ValueError(f"checkpoints must be epoch counts >= 1, got {out}")
+    return out
+
+
+def _path_key(algorithm, split, dim, seed, reg, options) -> tuple:
+    return (algorithm, split.fingerprint, int(dim), int(seed), float(reg),
+            tuple(sorted(options.items())))
+
+
+def _memoised(key: tuple, checkpoints: tuple) -> bool:
+    return key in _PATHS and set(checkpoints) <= set(_PATHS[key])
+
+
+def _memoise(key: tuple, path: "FitPath") -> None:
+    """Keep ``path`` under ``key``, the oldest of :data:`_PATHS_MAX` leaving first."""
+    _PATHS.pop(key, None)
     while len(_PATHS) >= _PATHS_MAX:
         _PATHS.pop(next(iter(_PATHS)))
-    _PATHS[key] = out
-    return out
+    _PATHS[key] = path
 
 
 class FitPath(dict):

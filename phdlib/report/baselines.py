@@ -25,6 +25,36 @@ __all__ = ["comparison_shown", "tolerance_lines", "grid_shown", "setting", "chos
 _FIELD = {"ours": "ours", "paper": "paper", "diff": "Δ"}
 
 
+#: The SGD fit the page reads beyond MF's grid, at the largest width: lambda 0.3
+#: (between the grid's 0.1 and 1) to these pass counts, the repository's step and start.
+CURVE_REG, CURVE_PASSES = 0.3, (50, 100, 200, 400, 800)
+#: The repository's SGD (``MF.m``): its step size and its start, uniform in [0, 1].
+REPO_SGD = {"lr": 0.001, "init": "uniform01"}
+
+
+def page_fits(runs: Mapping, widths: Iterable[int], seed: int, curve: bool) -> dict:
+    """The SGD fits the page trains itself (none is a stored run), as
+    :func:`phdlib.methods.mf_methods.fit_paths` takes them.
+
+    ``("curve", b)`` at the largest width ``b`` (when ``curve``: the full profile), and
+    per width: ``("defaults", b)`` (the repository's lambda 0.01 and 10 passes),
+    ``("codes", b)`` (the point MFmean chose: its stored run keeps codes, not factors)
+    and ``("zero-centred", b)`` (the same with a Gaussian start).
+    """
+    widths = list(widths)
+    out = {}
+    if curve:
+        out[("curve", max(widths))] = ("sgd", max(widths), seed, CURVE_REG, CURVE_PASSES,
+                                       REPO_SGD)
+    for b in widths:
+        c = runs[("mf-mean", b)].effective_config
+        out[("defaults", b)] = ("sgd", b, seed, 0.01, (10,), REPO_SGD)
+        out[("codes", b)] = ("sgd", b, seed, c["reg"], (c["epochs"],), REPO_SGD)
+        out[("zero-centred", b)] = ("sgd", b, seed, c["reg"], (c["epochs"],),
+                                    {**REPO_SGD, "init": "normal"})
+    return out
+
+
 def metric_columns(prefix: str = "") -> dict[str, str]:
     """``{prefix + metric: label}`` for the three metrics (``"test_ndcg@5"`` -> ``"NDCG@5"``)."""
     return {prefix + m: METRIC_LABELS[m] for m in METRICS}
