@@ -204,20 +204,22 @@ def test_fit_path_reads_a_fit_at_every_checkpoint(synthetic_split):
 def test_fit_paths_runs_fits_in_workers_and_memoises_what_fit_path_computes(synthetic_split,
                                                                              monkeypatch):
     sp, ds = synthetic_split, synthetic_split.dataset
-    mf_methods._PATHS.clear()
+    monkeypatch.setattr(mf_methods, "_PATHS", {})
     sgd = {"lr": 0.001, "init": "uniform01"}
     requests = {"a": ("sgd", 8, 0, 0.1, (2, 5), sgd),
+                "a3": ("sgd", 8, 0, 0.1, (3,), dict(sgd)),  # the same fit as "a", read at 3
                 "b": ("sgd", 8, 1, 0.3, (3,), {**sgd, "init": "normal"}),
                 "c": ("als", 8, 0, 0.1, (2,), {"weighted": True, "init_scale": 0.1})}
     got = mf_methods.fit_paths(sp, requests, jobs=2)
-    assert list(got) == ["a", "b", "c"]
+    assert list(got) == ["a", "a3", "b", "c"]
+    assert got["a"] is got["a3"] and sorted(got["a"]) == [2, 3, 5], "one fit for both"
     for name, (alg, dim, seed, reg, cps, opts) in requests.items():
         fitter = {"sgd": mf.fit_sgd, "als": mf.fit_als}[alg]
         for ep in cps:
             P, Q = fitter(sp.train, ds.n_users, ds.n_items, dim, reg, ep, seed=seed, **opts)
             np.testing.assert_array_equal(got[name][ep][0], P)
             np.testing.assert_array_equal(got[name][ep][1], Q)
-        assert got[name].trace and got[name].trace[-1][0] == max(cps)
+        assert got[name].trace and got[name].trace[-1][0] == max(got[name])
         # memoised here: fit_path hands back the worker's path, it does not fit again
         assert mf_methods.fit_path(alg, sp, dim, seed, reg, cps, **opts) is got[name]
 
@@ -226,13 +228,36 @@ def test_fit_paths_runs_fits_in_workers_and_memoises_what_fit_path_computes(synt
 
     monkeypatch.setattr(mf, "fit_sgd", no_fit)
     monkeypatch.setattr(mf_methods, "fit_sgd", no_fit)
-    again = mf_methods.fit_paths(sp, {"x": requests["a"]}, jobs=2)
-    assert again["x"] is got["a"]
+    again = mf_methods.fit_paths(sp, {"x": requests["a"], "y": requests["a3"]}, jobs=2)
+    assert again["x"] is got["a"] and again["y"] is got["a"]
     with pytest.raises(ValueError, match="request 'bad': algorithm must be"):
         mf_methods.fit_paths(sp, {"bad": ("svd", 8, 0, 0.1, (1,), {})}, jobs=2)
     with pytest.raises(ValueError, match="request 'a2': checkpoints must be"):
         mf_methods.fit_paths(sp, {"a2": ("sgd", 8, 0, 0.1, (0,), sgd)}, jobs=2)
-    mf_methods._PATHS.clear()
+    with pytest.raises(ValueError, match="request 'o': options must be a dict"):
+        mf_methods.fit_paths(sp, {"o": ("sgd", 8, 0, 0.1, (1,), None)}, jobs=2)
+    with pytest.raises(ValueError, match="request 's': "):
+        mf_methods.fit_paths(sp, {"s": ("sgd", 8, 0)}, jobs=2)
+    with pytest.raises(ValueError, match="jobs must be a nonzero integer"):
+        mf_methods.fit_paths(sp, requests, jobs=0)
+
+
+def test_fit_paths_keeps_more_fits_than_the_memo_holds(synthetic_split, monkeypatch):
+    """More requests than the memo keeps: every one is fitted once, in a worker, and
+    returned; none is fitted again here after the memo let it go."""
+    sp = synthetic_split
+    monkeypatch.setattr(mf_methods, "_PATHS", {})
+    monkeypatch.setattr(mf_methods, "_PATHS_MAX", 2)
+
+    def no_fit(*a, **k):
+        raise AssertionError("a path was fitted again in this process")
+
+    monkeypatch.setattr(mf_methods, "fit_sgd", no_fit)  # the workers import their own
+    requests = {r: ("sgd", 4, 0, r, (1,), {"lr": 0.001, "init": "uniform01"})
+                for r in (0.1, 0.2, 0.3, 0.4)}
+    got = mf_methods.fit_paths(sp, requests, jobs=2)
+    assert list(got) == list(requests) and all(sorted(p) == [1] for p in got.values())
+    assert len(mf_methods._PATHS) == 2
 
 
 def _best(grid):

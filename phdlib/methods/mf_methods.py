@@ -68,41 +68,53 @@ def fit_path(algorithm: str, split, dim: int, seed: int, reg: float, checkpoints
     return out
 
 
-def fit_paths(split, requests: dict, jobs: int = 1) -> dict:
+def fit_paths(split, requests: dict, jobs: int | None = 1) -> dict:
     """Several :func:`fit_path` fits of one split, ``jobs`` at a time, memoised here.
 
     requests: ``{name: (algorithm, dim, seed, reg, checkpoints, options)}`` with
-    ``options`` a dict, as :func:`fit_path` takes them. Returns ``{name: path}`` in the
-    same order. Fits this process has memoised are reused; the others run in ``jobs``
-    worker processes (joblib; one fit is one thread) and are then memoised here, so
-    a later :func:`fit_path` of the same arguments returns them. A fit is deterministic
-    given its arguments: each path holds the factors :func:`fit_path` computes in this
-    process, and the seconds its worker took.
+    ``options`` a dict, as :func:`fit_path` takes them; jobs: joblib ``n_jobs`` (1: in
+    this process; -1: one worker per core). Returns ``{name: path}`` in the same order.
+    Requests that name the same fit (the same arguments but the checkpoints) share one
+    fit, run to the union of their checkpoints. Fits this process has memoised are
+    reused; the others run in worker processes (one fit is one thread) and are then
+    memoised here, so a later :func:`fit_path` of the same arguments returns them. A fit
+    is deterministic given its arguments: each path holds the factors :func:`fit_path`
+    computes in this process, and the seconds its worker took.
     """
     import joblib
 
-    todo = []
-    for name, (algorithm, dim, seed, reg, checkpoints, options) in requests.items():
-        if algorithm not in ("sgd", "als"):
-            raise ValueError(f"request {name!r}: algorithm must be 'sgd' or 'als', "
-                             f"got {algorithm!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0):
+        raise ValueError(f"jobs must be a nonzero integer (-1: one per core) or None, "
+                         f"got {jobs!r}")
+    fits: dict = {}  # key -> [arguments, union of checkpoints]
+    keys = {}
+    for name, request in requests.items():
         try:
+            algorithm, dim, seed, reg, checkpoints, options = request
+            if algorithm not in ("sgd", "als"):
+                raise ValueError(f"algorithm must be 'sgd' or 'als', got {algorithm!r}")
+            if not isinstance(options, dict):
+                raise ValueError(f"options must be a dict, got {options!r}")
             checkpoints = _checkpoints(checkpoints)
-        except ValueError as e:
+        except (TypeError, ValueError) as e:
             raise ValueError(f"request {name!r}: {e}") from None
-        if not _memoised(_path_key(algorithm, split, dim, seed, reg, options), checkpoints):
-            todo.append(name)
-    if len(todo) > 1 and jobs != 1:
-        done = joblib.Parallel(n_jobs=jobs)(
-            joblib.delayed(fit_path)(r[0], split, *r[1:5], **r[5])
-            for r in (requests[n] for n in todo))
-        for n, path in zip(todo, done):
-            algorithm, dim, seed, reg, _, options = requests[n]
-            _memoise(_path_key(algorithm, split, dim, seed, reg, options), path)
-    out = {}
-    for name, (algorithm, dim, seed, reg, checkpoints, options) in requests.items():
-        out[name] = fit_path(algorithm, split, dim, seed, reg, checkpoints, **options)
-    return out
+        keys[name] = key = _path_key(algorithm, split, dim, seed, reg, options)
+        fits.setdefault(key, [(algorithm, dim, seed, reg, options), set()])[1].update(checkpoints)
+    paths = {k: _PATHS[k] for k, (_, cps) in fits.items() if _memoised(k, tuple(cps))}
+    todo = [k for k in fits if k not in paths]
+    run = joblib.delayed(_fit_path_of)
+    calls = [run(split, *fits[k][0], tuple(sorted(fits[k][1]))) for k in todo]
+    done = joblib.Parallel(n_jobs=jobs)(calls) if len(calls) > 1 and jobs != 1 else \
+        [_fit_path_of(split, *fits[k][0], tuple(sorted(fits[k][1]))) for k in todo]
+    paths.update(zip(todo, done))
+    for k in todo:
+        _memoise(k, paths[k])
+    return {name: paths[keys[name]] for name in requests}
+
+
+def _fit_path_of(split, algorithm, dim, seed, reg, options, checkpoints):
+    """:func:`fit_path` with its options as one dict (a worker's call)."""
+    return fit_path(algorithm, split, dim, seed, reg, checkpoints, **options)
 
 
 def _checkpoints(checkpoints: Iterable[int]) -> tuple:

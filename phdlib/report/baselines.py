@@ -30,6 +30,8 @@ _FIELD = {"ours": "ours", "paper": "paper", "diff": "Δ"}
 CURVE_REG, CURVE_PASSES = 0.3, (50, 100, 200, 400, 800)
 #: The repository's SGD (``MF.m``): its step size and its start, uniform in [0, 1].
 REPO_SGD = {"lr": 0.001, "init": "uniform01"}
+#: ``MF.m`` as shipped: its lambda and its number of passes.
+REPO_DEFAULTS = {"reg": 0.01, "epochs": 10}
 
 
 def page_fits(runs: Mapping, widths: Iterable[int], seed: int, curve: bool) -> dict:
@@ -37,7 +39,7 @@ def page_fits(runs: Mapping, widths: Iterable[int], seed: int, curve: bool) -> d
     :func:`phdlib.methods.mf_methods.fit_paths` takes them.
 
     ``("curve", b)`` at the largest width ``b`` (when ``curve``: the full profile), and
-    per width: ``("defaults", b)`` (the repository's lambda 0.01 and 10 passes),
+    per width: ``("defaults", b)`` (:data:`REPO_DEFAULTS`),
     ``("codes", b)`` (the point MFmean chose: its stored run keeps codes, not factors)
     and ``("zero-centred", b)`` (the same with a Gaussian start).
     """
@@ -48,7 +50,8 @@ def page_fits(runs: Mapping, widths: Iterable[int], seed: int, curve: bool) -> d
                                        REPO_SGD)
     for b in widths:
         c = runs[("mf-mean", b)].effective_config
-        out[("defaults", b)] = ("sgd", b, seed, 0.01, (10,), REPO_SGD)
+        out[("defaults", b)] = ("sgd", b, seed, REPO_DEFAULTS["reg"],
+                                (REPO_DEFAULTS["epochs"],), REPO_SGD)
         out[("codes", b)] = ("sgd", b, seed, c["reg"], (c["epochs"],), REPO_SGD)
         out[("zero-centred", b)] = ("sgd", b, seed, c["reg"], (c["epochs"],),
                                     {**REPO_SGD, "init": "normal"})
