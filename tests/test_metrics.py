@@ -466,6 +466,12 @@ def test_group_stable_is_the_stable_argsort_and_evaluate_groups_either_way():
         user = rng.integers(lo, hi + 1, n)
         np.testing.assert_array_equal(K.group_stable(user, int(user.min()), int(user.max())),
                                       np.argsort(user, kind="stable"))
+    # unsigned ids, unsorted, are grouped as the signed ones
+    user = rng.integers(0, 30, 300)
+    rating = rng.integers(0, 6, 300).astype(float)
+    values = rng.integers(0, 5, 300).astype(float)
+    pd.testing.assert_frame_equal(M.evaluate(user.astype(np.uint64), rating, values),
+                                  M.evaluate(user, rating, values), check_dtype=False)
     # ids spread far wider than their number are sorted instead: the same groups
     user = rng.integers(0, 40, 400) * 10**9
     rating = rng.integers(0, 6, 400).astype(float)
@@ -475,3 +481,24 @@ def test_group_stable_is_the_stable_argsort_and_evaluate_groups_either_way():
         a = M.evaluate(user, rating, values, ties=ties, seed=2)
         b = M.evaluate(dense, rating, values, ties=ties, seed=2)
         pd.testing.assert_frame_equal(a.drop(columns="user"), b.drop(columns="user"))
+
+
+def test_evaluate_gives_the_same_numbers_on_one_thread_and_on_several():
+    import numba
+
+    rng = np.random.default_rng(5)
+    user = np.sort(rng.integers(0, 500, 20000))
+    rating = rng.integers(0, 6, 20000).astype(float)
+    values = rng.integers(0, 9, 20000).astype(float)  # many ties
+    before = numba.get_num_threads()
+    try:
+        out = {}
+        for n in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(n)
+            out[n] = [M.evaluate(user, rating, values, ties=t, seed=1)
+                      for t in ("expected", "random", "input", "optimistic", "pessimistic")]
+    finally:
+        numba.set_num_threads(before)
+    for frames in out.values():
+        for a, b in zip(frames, out[1]):
+            pd.testing.assert_frame_equal(a, b, check_exact=True)

@@ -235,8 +235,8 @@ def _group_by_user(user: np.ndarray):
     ids span no more than a few times their number, else sorted: the same order."""
     if user.shape[0] > 1 and np.any(user[1:] < user[:-1]):
         lo, hi = int(user.min()), int(user.max())
-        if hi - lo <= 4 * user.shape[0] + 1024:
-            order = K.group_stable(user, lo, hi)
+        if hi - lo <= 4 * user.shape[0] + 1024 and -2**62 < lo and hi < 2**62:
+            order = K.group_stable(user.astype(np.int64, copy=False), lo, hi)
         else:
             order = np.argsort(user, kind="stable")
         us = user[order]

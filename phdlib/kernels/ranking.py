@@ -130,11 +130,11 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
         else:
             for j in range(nk):
                 m = min(ks[j], n)
-                dcg = 0.0
+                got = 0.0
                 for p in range(m):
-                    dcg += (2.0 ** rr[p] - 1.0) * disc[p]
+                    got += (2.0 ** rr[p] - 1.0) * disc[p]
                 idcg = out_ndcg[u, j]
-                out_ndcg[u, j] = dcg / idcg if idcg > 0.0 else 0.0
+                out_ndcg[u, j] = got / idcg if idcg > 0.0 else 0.0
             for p in range(n):
                 if rr[p] == maxr:
                     out_mrr[u] = 1.0 / (p + 1)
@@ -145,7 +145,8 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
 def group_stable(user, lo, hi):
     """``np.argsort(user, kind="stable")`` of integers ``user`` in ``lo..hi``, by counting.
 
-    user: int (N,); returns int64 (N,): the positions grouped by user in increasing
+    user: int64 (N,), every value in ``lo..hi`` (the caller's min and max: nothing is
+    checked here); returns int64 (N,): the positions grouped by user in increasing
     order, each user's in their order in ``user`` (the one stable order). O(N + hi - lo)
     time, against a comparison sort's O(N log N).
     """
