@@ -379,8 +379,15 @@ def test_a_cell_that_shares_work_with_a_waiting_cell_waits_with_it(fake, monkeyp
     assert tuned in later and partner in later and partner not in first
     assert alone in first and alone not in later
     assert set(points) <= first and not set(points) & later, "a tuning point was held back"
-    assert {t[0] for t in runner.tasks([tuned, partner])} <= {tuned, partner}
     assert len(runner.tasks([tuned, partner])) == 1, "the two waiting cells are not one task"
+    first, later = runner._phases([tuned, partner, alone, *points], points, None, share=False)
+    assert partner in first and tuned in later, "cells that share nothing need not wait"
+    # a tuned cell of the points' own seed: the points share its work, and still never wait
+    tuned0 = E.Cell("d", "fake", 8, 0, E.freeze({"tune": True}))
+    points0 = runner.grid_cells([tuned0])
+    assert {runner._shared_work(c) for c in points0} == {runner._shared_work(tuned0)}
+    first, later = runner._phases([tuned0, *points0], points0, None)
+    assert set(points0) <= first and not set(points0) & later, "a tuning point was held back"
 
 
 def test_a_cell_whose_tuning_points_are_stored_does_not_wait(fake):

@@ -151,18 +151,21 @@ def _missing(st: pd.DataFrame, cells: set | None = None) -> tuple[list, dict]:
     return tasks(todo), twins
 
 
-def _phases(missing: list, first: list, data_dir) -> tuple[set, set]:
+def _phases(missing: list, first: list, data_dir, share: bool = True) -> tuple[set, set]:
     """The cells of the two phases: first the tuning points, the tuned anchors and every
     missing cell that depends on none of them still missing; then the cells that reuse
     one of those (:func:`phdlib.experiments.cluster.dependency_cells`), and with them
     every other cell that shares work with one of them (:func:`tasks`: DCF's seed-1 cell
     waits for DCF_PHD's tuning when DCF's own is stored, so the two fit from one relaxed
-    start instead of two). Otherwise a cell waits only when it has to."""
+    start instead of two; ``share=False``, where cells run one by one and share nothing,
+    as on a Dask cluster, leaves them in the first phase). A tuning point never waits.
+    Otherwise a cell waits only when it has to."""
     pending = set(first) & set(missing)
     later = {c for c in missing if c not in pending
              and (pending & set(dependency_cells(c, data_dir))) - {c}}
-    shared = {_shared_work(c) for c in later} - {None}
-    later |= {c for c in missing if c not in set(first) and _shared_work(c) in shared}
+    if share:
+        shared = {_shared_work(c) for c in later} - {None}
+        later |= {c for c in missing if c not in set(first) and _shared_work(c) in shared}
     return set(first) | (set(missing) - later), later
 
 
@@ -173,7 +176,8 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
 
     Tuning points of the missing cells (:func:`grid_cells`) run first, as
     cells of their own, so a grid is tuned in parallel, beside every cell
-    that needs none of them; then the cells that reuse them (:func:`_phases`).
+    that needs none of them; then the cells that reuse them, and the cells that
+    share work with those (:func:`_phases`).
     Cells whose methods share work run in one worker, one after another
     (:func:`tasks`; not on a Dask cluster, which runs cells one by one); a
     task's outcomes are recorded when the whole task ends.
@@ -214,7 +218,7 @@ def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,
     load_start = load_average()
     outcomes: list = []
     pending = [c for c, s in zip(st["cell"], st["status"]) if s == "missing"]  # points too
-    for phase in _phases(pending, first, data_dir):
+    for phase in _phases(pending, first, data_dir, share=dask is None):
         todo, twins = _missing(st, phase)
         if todo and dask is not None:  # cells one by one: a worker shares no work between them
             execute_on_cluster(st, [c for t in todo for c in t], twins, dask, root, data_dir,
