@@ -12,7 +12,7 @@ it are timed, interleaved round by round, on synthetic ratings of each shape
   other row up to date when it is next read (:mod:`phdlib.kernels.adam_replay`):
   the same parameters as ``dense``, bit for bit;
 - ``auto``: the fused step as training runs it, each table dense or exact
-  sparse by its size (:data:`phdlib.methods.vh_step.SPARSE_GAP`);
+  sparse by its size (:data:`phdlib.methods.vh_config.SPARSE_GAP`);
 - ``lazy``: lazy Adam, only the touched rows, ever (another optimiser).
 
 Each design has its own limit, measured in the same run on this machine:

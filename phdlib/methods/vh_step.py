@@ -245,7 +245,8 @@ class FusedStep:
       missed until their parameters settle;
     - ``rows="all"``: the dense pass over every row, every step;
     - ``rows="auto"`` (the default): ``"touched"`` for a table of at least
-      :data:`SPARSE_GAP` rows per rating of a batch, ``"all"`` for a smaller one.
+      :data:`phdlib.methods.vh_config.SPARSE_GAP` rows per rating of a batch,
+      ``"all"`` for a smaller one.
 
     ``adam="lazy"`` (config key ``adam``, absent: ``"dense"``) steps only the
     touched rows and never the others: lazy Adam, another optimiser.
