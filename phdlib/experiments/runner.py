@@ -160,13 +160,15 @@ def _phases(missing: list, first: list, data_dir, share: bool = True) -> tuple[s
     start instead of two; ``share=False``, where cells run one by one and share nothing,
     as on a Dask cluster, leaves them in the first phase). A tuning point never waits.
     Otherwise a cell waits only when it has to."""
-    pending = set(first) & set(missing)
+    firsts = set(first)
+    pending = firsts & set(missing)
     later = {c for c in missing if c not in pending
              and (pending & set(dependency_cells(c, data_dir))) - {c}}
     if share:
-        shared = {_shared_work(c) for c in later} - {None}
-        later |= {c for c in missing if c not in set(first) and _shared_work(c) in shared}
-    return set(first) | (set(missing) - later), later
+        work = {c: _shared_work(c) for c in missing if c not in firsts}
+        shared = {work[c] for c in later if c in work} - {None}
+        later |= {c for c, w in work.items() if w in shared}
+    return firsts | (set(missing) - later), later
 
 
 def run_grid(cells: Iterable, jobs: int | None = None, root=None, data_dir=None,

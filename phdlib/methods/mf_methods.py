@@ -104,9 +104,8 @@ def fit_paths(split, requests: dict, jobs: int | None = 1) -> dict:
     todo = [k for k in fits if k not in paths]
     run = joblib.delayed(_fit_path_of)
     calls = [run(split, *fits[k][0], tuple(sorted(fits[k][1]))) for k in todo]
-    done = joblib.Parallel(n_jobs=jobs)(calls) if len(calls) > 1 and jobs != 1 else \
-        [_fit_path_of(split, *fits[k][0], tuple(sorted(fits[k][1]))) for k in todo]
-    paths.update(zip(todo, done))
+    # (joblib runs a single call, or n_jobs=1, in this process)
+    paths.update(zip(todo, joblib.Parallel(n_jobs=jobs if len(calls) > 1 else 1)(calls)))
     for k in todo:
         _memoise(k, paths[k])
     return {name: paths[keys[name]] for name in requests}
