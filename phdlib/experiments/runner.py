@@ -166,7 +166,7 @@ def _phases(missing: list, first: list, data_dir, share: bool = True) -> tuple[s
              and (pending & set(dependency_cells(c, data_dir))) - {c}}
     if share:
         work = {c: _shared_work(c) for c in missing if c not in firsts}
-        shared = {work[c] for c in later if c in work} - {None}
+        shared = {work[c] for c in later} - {None}  # later cells are never first
         later |= {c for c, w in work.items() if w in shared}
     return firsts | (set(missing) - later), later
 
