@@ -20,9 +20,9 @@ A batch's rows are scattered over tables of hundreds of megabytes, in an
 order no hardware prefetcher follows: the next rows are asked for
 (:func:`phdlib.kernels.prefetch.prefetch`) while one is replayed.
 
-The row schedules (``catch_up*``) and the replay they inline live in one file
+The row schedules (``catch_up*``) and the replay they call live in one file
 on purpose: Numba's cache (``cache=True``) checks only the file a kernel is
-defined in, so a kernel inlining another file's code could be served stale
+defined in, so a kernel that inlines or calls another file's code could be served stale
 after that file changes.
 
 Tables and constants as in :mod:`phdlib.kernels.adam`: ``bc2s[t]``, ``nss[t]``
@@ -384,10 +384,16 @@ def _decay(m, v, steps, c1, b2, c2):
             v[j] = v[j] * b2
 
 
-@nb.njit(error_model="numpy", cache=True, inline="always")
+@nb.njit(error_model="numpy", cache=True)
 def _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w):
     """Row ``r`` up to date with step ``upto``; returns ``(full, missed)`` for it: the
-    element-steps computed in full and the steps replayed (``w``: :func:`_scratch`)."""
+    element-steps computed in full and the steps replayed (``w``: :func:`_scratch`).
+
+    Compiled once, on its own, and called by the three schedules (``catch_up*``), not
+    inlined into them: Numba's inlining copies the replay's loops into each schedule
+    (twice into :func:`catch_up_all`), and its parallel passes then work through them
+    all; that was most of two minutes of compiling on a first run from an empty cache.
+    The row's work (hundreds of element-steps at least) hides the call."""
     if last[r] >= upto:
         return 0, 0
     missed = upto - last[r]
