@@ -26,13 +26,14 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.metrics import evaluate, summarize
+from ..kernels.order import lexsort_packed
 from ..serving import ties as T
 from ..serving.codes_file import codes_of_run, split_of_run
 from ..serving.item_stats import stats_of_split
 from ..serving.search import BinaryIndex
 from .. import results
 
-__all__ = ["served_order", "lexsort_packed", "served_effectiveness", "pair_distances", "of_run",
+__all__ = ["served_order", "served_effectiveness", "pair_distances", "of_run",
            "timed_queries", "TIME_QUERIES"]
 
 
@@ -54,36 +55,12 @@ def served_order(user, item, dist, rule: T.TieBreak) -> np.ndarray:
     distance, then the rule's rank of the item (``id``: the item row).
 
     ``numpy.lexsort((rank, dist, user))``'s order, computed as one stable sort of the
-    three keys packed into an int64 (:func:`lexsort_packed`): at the ML-10M shape (5.0M
+    three keys packed into an int64 (:func:`phdlib.kernels.order.lexsort_packed`): at the ML-10M shape (5.0M
     test pairs) 0.22 s in place of 2.4 s, for each of a run's eight rules.
     """
     item = np.asarray(item)
     key = item if rule.is_id else np.asarray(rule.rank)[item]
     return lexsort_packed((key, np.asarray(dist), np.asarray(user)))
-
-
-def lexsort_packed(keys) -> np.ndarray:
-    """``numpy.lexsort(keys)`` (the last key primary) of integer keys (each ``(N,)``).
-
-    Where every key is non-negative and their bit lengths add up to at most 63, the
-    keys are packed into one int64 (the primary key in the high bits) and sorted
-    stably: equal packed values are exactly equal key tuples, and both sorts keep
-    those in input order, so the order is the same, index for index. Otherwise
-    ``numpy.lexsort`` itself.
-    """
-    keys = [np.asarray(k) for k in keys]
-    if not keys or any(k.dtype.kind not in "iu" for k in keys) or keys[0].shape[0] == 0:
-        return np.lexsort(keys)
-    if any(int(k.min()) < 0 for k in keys):
-        return np.lexsort(keys)
-    widths = [int(k.max()).bit_length() for k in keys]
-    if sum(widths) > 63:
-        return np.lexsort(keys)
-    packed, shift = np.zeros(keys[0].shape[0], np.int64), 0
-    for k, w in zip(keys, widths):
-        packed |= k.astype(np.int64) << shift
-        shift += w
-    return np.argsort(packed, kind="stable")
 
 
 def _time_search(index, queries, k, rule, repeats: int) -> float:
