@@ -55,8 +55,9 @@ def served_order(user, item, dist, rule: T.TieBreak) -> np.ndarray:
     distance, then the rule's rank of the item (``id``: the item row).
 
     ``numpy.lexsort((rank, dist, user))``'s order, computed as one stable sort of the
-    three keys packed into an int64 (:func:`phdlib.kernels.order.lexsort_packed`): at the ML-10M shape (5.0M
-    test pairs) 0.22 s in place of 2.4 s, for each of a run's eight rules.
+    three keys packed into an int64 (:func:`phdlib.kernels.order.lexsort_packed`): at
+    the ML-10M shape (5.0M test pairs) 0.22 s in place of 2.4 s, for each of a run's
+    eight rules.
     """
     item = np.asarray(item)
     key = item if rule.is_id else np.asarray(rule.rank)[item]
