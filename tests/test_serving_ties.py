@@ -508,4 +508,3 @@ def test_exact_engines_break_ties_by_the_rule_as_binaryindex_does(m, metric, tmp
                     if rule.rule == "seeded":
                         assert not np.array_equal(got[1], i0) or k == 1  # the rule changed them
         indexes[-1].client.close()
-

@@ -22,8 +22,8 @@ order no hardware prefetcher follows: the next rows are asked for
 
 The row schedules (``catch_up*``) and the replay they call live in one file
 on purpose: Numba's cache (``cache=True``) checks only the file a kernel is
-defined in, so a kernel that inlines or calls another file's code could be served stale
-after that file changes.
+defined in, so a kernel that inlines or calls another file's code could be
+served stale after that file changes.
 
 Tables and constants as in :mod:`phdlib.kernels.adam`: ``bc2s[t]``, ``nss[t]``
 per step ``t``; ``c1``, ``b2``, ``c2``, ``eps`` float32 scalars; ``last``:
@@ -393,7 +393,8 @@ def _bring(p, m, v, last, r, upto, c1, b2, c2, bc2s, nss, eps, w):
     inlined into them: Numba's inlining copies the replay's loops into each schedule
     (twice into :func:`catch_up_all`), and its parallel passes then work through them
     all; that was most of two minutes of compiling on a first run from an empty cache.
-    The row's work (hundreds of element-steps at least) hides the call."""
+    A row that is behind does at least ``d`` element-steps, which hide the call; a row
+    already up to date costs only the call."""
     if last[r] >= upto:
         return 0, 0
     missed = upto - last[r]

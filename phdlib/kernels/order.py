@@ -19,15 +19,18 @@ def lexsort_packed(keys) -> np.ndarray:
     """``numpy.lexsort(keys)`` (the last key primary) of integer keys, each ``(N,)``;
     int64 ``(N,)`` indices.
 
-    Sorted as one packed int64 key (the module docstring) where every key is a
-    non-negative integer array and their bit lengths add up to at most 63;
-    otherwise ``numpy.lexsort`` itself.
+    Sorted as one packed int64 key (the module docstring) where ``keys`` is a
+    sequence of one-dimensional, equally long, non-empty, non-negative integer arrays
+    whose bit lengths add up to at most 63; otherwise ``numpy.lexsort`` itself (an
+    array of keys, 2-d keys, a length that differs: numpy's order or numpy's error).
     """
-    keys = [np.asarray(k) for k in keys]
-    if not keys or any(k.dtype.kind not in "iu" for k in keys) or keys[0].shape[0] == 0:
-        return np.lexsort(keys)
-    if any(int(k.min()) < 0 for k in keys):
-        return np.lexsort(keys)
+    given = keys
+    keys = [np.asarray(k) for k in keys] if not isinstance(keys, np.ndarray) else []
+    if (not keys or keys[0].ndim != 1 or keys[0].shape[0] == 0
+            or any(k.shape != keys[0].shape for k in keys)
+            or any(k.dtype.kind not in "iu" for k in keys)
+            or any(int(k.min()) < 0 for k in keys)):
+        return np.lexsort(given)   # numpy's own order, or its own error
     widths = [int(k.max()).bit_length() for k in keys]
     if sum(widths) > 63:
         return np.lexsort(keys)
