@@ -111,9 +111,9 @@ def _arrays_sha256(arrays: dict) -> str:
     return h.hexdigest()
 
 
-def _reject(path: Path, problem: str) -> None:
+def _reject(path: Path, problem: str, source: str = "the raw data") -> None:
     warnings.warn(f"phdlib.data: cache file {path} is not used ({problem}); it is rebuilt "
-                  f"from the raw data", RuntimeWarning, stacklevel=3)
+                  f"from {source}", RuntimeWarning, stacklevel=3)
     try:
         Path(path).unlink()
     except OSError:
@@ -132,9 +132,10 @@ def save_npz(path: Path, **arrays) -> None:
     _atomic(path, write)
 
 
-def load_npz(path: Path) -> dict | None:
+def load_npz(path: Path, source: str = "the raw data") -> dict | None:
     """Arrays of ``path``; None when absent, and when unreadable or failing its checksum
-    (then reported and removed, so the caller rebuilds it)."""
+    (then reported and removed, so the caller rebuilds it from ``source``, which the
+    warning names)."""
     path = Path(path)
     if not path.exists():
         return None
@@ -142,14 +143,14 @@ def load_npz(path: Path) -> dict | None:
         with np.load(path, allow_pickle=False) as z:
             out = {k: z[k] for k in z.files}
     except Exception as exc:  # BadZipFile, EOFError, OSError, ValueError, zlib.error ...
-        _reject(path, f"unreadable: {type(exc).__name__}: {str(exc)[:200]}")
+        _reject(path, f"unreadable: {type(exc).__name__}: {str(exc)[:200]}", source)
         return None
     want = out.pop("__sha256__", None)
     if want is None:
-        _reject(path, "no checksum")
+        _reject(path, "no checksum", source)
         return None
     if str(want) != _arrays_sha256(out):
-        _reject(path, "content differs from its checksum (corrupt or edited)")
+        _reject(path, "content differs from its checksum (corrupt or edited)", source)
         return None
     return out
 

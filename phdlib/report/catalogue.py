@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import evaluation, methods
 from ..evaluation import stats
+from ..results import derived
 from ..experiments import training
 from ..evaluation.metrics import METRIC_LABELS, METRICS
 from . import page
@@ -34,7 +35,9 @@ def catalogue(seed0: Mapping, split, methods_: Sequence[str], widths: Iterable[i
 
     For every test user, every item the user did not rate in training or
     validation is ranked (:func:`phdlib.evaluation.evaluate_catalogue`; an
-    item's relevance is the user's test rating, 0 for the rest). seed0:
+    item's relevance is the user's test rating, 0 for the rest), once per
+    stored run and split (:func:`phdlib.results.derived.frame`: the landing
+    page reads what the protocol chapter computed). seed0:
     ``{(method, bits): Run}`` with arrays; split: the split the runs were
     trained on; methods_: method names; widths: code widths.
 
@@ -50,7 +53,8 @@ def catalogue(seed0: Mapping, split, methods_: Sequence[str], widths: Iterable[i
     for b in widths:
         for m in methods_:
             r = seed0[(m, int(b))]
-            pu = evaluation.evaluate_catalogue(training.fitted(r), split)
+            pu = derived.frame(r, split, "catalogue", lambda r=r: evaluation.evaluate_catalogue(
+                training.fitted(r), split))
             per_user[(m, int(b))] = pu
             rows.append({"bits": int(b), "method": m,
                          **{k: float(pu[k].mean()) for k in METRICS},

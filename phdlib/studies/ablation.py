@@ -30,6 +30,7 @@ from ..experiments import training
 from ..evaluation.fitted import evaluate
 from ..evaluation.metrics import METRICS
 from ..methods import BlockCodeModel, CodeModel
+from ..results import derived
 
 #: The distances every code method's codes are ranked by, in the order shown
 #: (:data:`phdlib.codes.DISTANCE_NAMES`: Hamming, then PHD).
@@ -69,7 +70,9 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
     column per metric (mean over seeds); per_user maps ``(method, bits,
     distance)`` to the per-user frame averaged over seeds (``user`` and one
     float column per metric). Runs without plain codes are left out (and
-    listed in ``table.attrs["skipped"]``).
+    listed in ``table.attrs["skipped"]``). Each stored run's frames are
+    computed once per split (:func:`phdlib.results.derived.frame`): the
+    landing page reads what the ablation chapter computed.
     """
     rows, per_user, skipped = [], {}, []
     for (m, b), group in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -79,8 +82,10 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
             skipped.append(f"{methods.label(m)} {b} bits")
             continue
         for d in DISTANCES:
-            pu = stats.mean_over_seeds([evaluate(c.with_distance(d), split.test, ties=ties)
-                                   for c in codes])
+            pu = stats.mean_over_seeds([
+                derived.frame(r, split, f"test:{d}:{ties}",
+                              lambda c=c, d=d: evaluate(c.with_distance(d), split.test, ties=ties))
+                for r, c in zip(seeds, codes)])
             per_user[(m, b, d)] = pu
             rows.append({"method": m, "bits": b, "learned for": methods.get(m).ranks_by,
                          "ranked by": d, "stored": d == methods.get(m).ranks_by,
