@@ -235,6 +235,18 @@ def file_sha256(path: Path | str) -> str:
     return h.hexdigest()
 
 
+def sources_sha256(folder: Path | str, pattern: str = "*.py") -> str:
+    """sha256 (hex) over the files matching ``pattern`` under ``folder``: each one's path
+    relative to ``folder``, then its bytes, in sorted order (a library's sources: any
+    edit, added or removed file changes it)."""
+    folder = Path(folder)
+    h = hashlib.sha256()
+    for f in sorted(folder.rglob(pattern)):
+        h.update(str(f.relative_to(folder)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def digest(obj: Any, length: int = 16) -> str:
     """The first ``length`` hex digits of sha256 over :func:`canonical` of ``obj``."""
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:length]

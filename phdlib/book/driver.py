@@ -42,6 +42,7 @@ from .project import chapters, is_notebook, project_root, toc_files  # noqa: F40
 from .site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .site import build_site, fold_injected, stage_static, stage_synthetic_banner
 from .selection import ChapterNotBuilt, check_options, check_selection  # noqa: F401
+from .. import io as _io
 from ..io import write_json
 from .. import results
 
@@ -70,12 +71,7 @@ def source_hash(text: str) -> str:
 
 def library_hash(root: Path) -> str:
     """sha256 over the ``phdlib`` sources under ``root`` (part of every chapter's cache key)."""
-    h = hashlib.sha256()
-    lib = root / "phdlib"
-    for f in sorted(lib.rglob("*.py")):
-        h.update(str(f.relative_to(lib)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
+    return _io.sources_sha256(root / "phdlib")
 
 
 def _locate_cell(nb, text: str, cell_source: str) -> tuple[int | None, int | None]:

@@ -68,14 +68,17 @@ def processed_dir() -> Path:
 
 def _atomic(path: Path, write) -> None:
     """Write via ``write(tmp)`` then rename; an unwritable cache only warns, and so
-    does a folder that is a symbolic link out of :func:`processed_dir` (not written)."""
+    does a folder that is a symbolic link out of the cache's own folder it is in
+    (:func:`processed_dir`, or another folder of :func:`cache_dir`; not written)."""
     path = Path(path)
-    root = processed_dir()
     try:
-        path.relative_to(root)
+        parts = path.relative_to(cache_dir()).parts
     except ValueError:
-        out = None  # a file elsewhere (not the cache's own): written where it is asked
+        parts = ()
+    if len(parts) < 2:
+        out = None  # a file elsewhere (not in a cache folder): written where it is asked
     else:
+        root = cache_dir() / parts[0]
         out = _io.link_out(path.parent, root)
     if out is not None:
         warnings.warn(f"phdlib.data: cache not written ({path}: {out[0]} is a symbolic link to "
@@ -102,7 +105,8 @@ def _atomic(path: Path, write) -> None:
         os.close(fd)
 
 
-def _arrays_sha256(arrays: dict) -> str:
+def arrays_sha256(arrays: dict) -> str:
+    """sha256 (hex) over arrays: each one's name, dtype, shape and bytes, by name."""
     h = hashlib.sha256()
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
@@ -124,7 +128,7 @@ def save_npz(path: Path, **arrays) -> None:
     """Write ``arrays`` (with their checksum) to ``path`` atomically."""
     if "__sha256__" in arrays:
         raise ValueError("'__sha256__' is reserved for the checksum")
-    digest = np.array(_arrays_sha256(arrays))
+    digest = np.array(arrays_sha256(arrays))
 
     def write(tmp):
         with open(tmp, "wb") as f:
@@ -149,7 +153,7 @@ def load_npz(path: Path, source: str = "the raw data") -> dict | None:
     if want is None:
         _reject(path, "no checksum", source)
         return None
-    if str(want) != _arrays_sha256(out):
+    if str(want) != arrays_sha256(out):
         _reject(path, "content differs from its checksum (corrupt or edited)", source)
         return None
     return out

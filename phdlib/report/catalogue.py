@@ -28,6 +28,11 @@ def _widths(seed0: Mapping, widths) -> list[int]:
 
 __all__ = ["catalogue", "catalogue_tests", "catalogue_findings"]
 
+#: How :func:`catalogue` ranks: every item but the user's training and validation items,
+#: ties by their expectation, the paper's discount, NDCG at 5 and 10.
+_CATALOGUE = {"exclude": ("train", "valid"), "ties": "expected", "discount": "paper",
+              "ks": (5, 10)}
+
 
 def catalogue(seed0: Mapping, split, methods_: Sequence[str], widths: Iterable[int]
               ) -> tuple[pd.DataFrame, dict]:
@@ -53,8 +58,9 @@ def catalogue(seed0: Mapping, split, methods_: Sequence[str], widths: Iterable[i
     for b in widths:
         for m in methods_:
             r = seed0[(m, int(b))]
-            pu = derived.frame(r, split, "catalogue", lambda r=r: evaluation.evaluate_catalogue(
-                training.fitted(r), split))
+            pu = derived.frame(r, split, {"frame": "catalogue", **_CATALOGUE},
+                               lambda r=r: evaluation.evaluate_catalogue(training.fitted(r),
+                                                                         split, **_CATALOGUE))
             per_user[(m, int(b))] = pu
             rows.append({"bits": int(b), "method": m,
                          **{k: float(pu[k].mean()) for k in METRICS},

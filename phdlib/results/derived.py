@@ -7,32 +7,37 @@ distances and the landing page does it again. :func:`frame` computes such a
 frame once and keeps it in the cache (``PHD_CACHE_DIR``, else the
 platformdirs user cache), under ``derived/<dataset>/<method>/<key>.npz``.
 
-The key hashes what identifies the numbers: the run (its store key and the
-time it was stored, so a run trained again is a new entry), the split's
-fingerprint, the name of what was derived (``what``: the evaluation and its
-options), :data:`VERSION` and phdlib's version. A run that was never stored
-(no ``created`` time) is not cached. Files are written atomically and carry
-their checksum (:func:`phdlib.data.cache.save_npz`); a file that is
-unreadable or fails its checksum is reported, removed and computed again,
-never served. Two processes that derive the same frame write the same bytes
-under the same name, the last rename wins.
+The key hashes everything the numbers depend on: the model (the run's
+method, width and the sha256 of its arrays, so a run trained again to other
+parameters is a new entry), the split's fingerprint, what was derived and
+with which options (``what``), :data:`VERSION` and the sha256 of phdlib's
+own sources (any edit of the library starts afresh, as the book's chapter
+cache does). Only a stored run (one with a ``path``) is cached. A frame is
+cached only where it reads back equal, column types included; otherwise it
+is returned uncached. Files are written atomically and carry their checksum
+(:func:`phdlib.data.cache.save_npz`); a file that is unreadable or fails its
+checksum is reported, removed and computed again, never served. Two
+processes that derive the same frame write it under the same name; the last
+rename wins, and either file is the frame.
 """
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import io as _io
 from ..data import cache as _cache
 from ..data.sources import cache_dir
-from ..io import digest
+from .store import check_name
 
-#: Bump when an evaluation that :func:`frame` caches changes its numbers or columns.
+#: Bump when an evaluation that :func:`frame` caches changes its numbers or columns in a way
+#: the library's sources do not show (a dependency's change, say).
 VERSION = 1
 
 __all__ = ["VERSION", "frame", "path_of", "derived_dir"]
@@ -43,29 +48,37 @@ def derived_dir() -> Path:
     return cache_dir() / "derived"
 
 
-def path_of(run, split, what: str) -> Path | None:
+@functools.lru_cache(maxsize=1)
+def _library() -> str:
+    return _io.sources_sha256(Path(__file__).resolve().parents[1])
+
+
+def path_of(run, split, what: Any) -> Path | None:
     """Where the frame ``what`` of ``run`` on ``split`` is cached; None for a run that was
-    never stored (nothing identifies its numbers beyond this process)."""
-    if not getattr(run, "created", ""):
+    never stored or was loaded without its arrays."""
+    if getattr(run, "path", None) is None or not getattr(run, "arrays", None):
         return None
-    key = digest({"run": run.key, "created": run.created, "split": split.fingerprint,
-                  "what": str(what), "version": VERSION, "phdlib": __version__})
-    return derived_dir() / run.dataset / run.method / f"{key}.npz"
+    key = _io.digest({"method": run.method, "bits": int(run.bits),
+                      "arrays": _cache.arrays_sha256(run.arrays), "split": split.fingerprint,
+                      "what": what, "version": VERSION, "library": _library()})
+    return (derived_dir() / check_name(run.dataset, "dataset")
+            / check_name(run.method, "method") / f"{key}.npz")
 
 
 def _to_arrays(df: pd.DataFrame) -> dict | None:
-    """A frame with a default index and plain columns as arrays; None when it cannot be
-    kept exactly (another index, an object column, attrs)."""
-    idx = df.index
-    if not isinstance(idx, pd.RangeIndex) or idx.start != 0 or idx.step != 1 or idx.name:
+    """A frame as arrays, when they read back to an equal frame (values, column names and
+    order, numpy dtypes, a default index, no attrs); else None."""
+    idx, cols = df.index, list(df.columns)
+    if (not isinstance(idx, pd.RangeIndex) or idx.start != 0 or idx.step != 1 or idx.name
+            or df.columns.name or df.attrs or not cols or len(set(cols)) != len(cols)
+            or not all(isinstance(c, str) for c in cols)
+            or not all(isinstance(t, np.dtype) and t.kind in "biuf" for t in df.dtypes)):
         return None
-    if df.attrs or not all(isinstance(c, str) for c in df.columns):
+    out = {f"c{i}": df[c].to_numpy() for i, c in enumerate(cols)}
+    out["__columns__"] = np.array(json.dumps(cols))
+    back = _from_arrays(out)
+    if back is None or not back.equals(df) or list(back.dtypes) != list(df.dtypes):
         return None
-    cols = [np.asarray(df[c]) for c in df.columns]
-    if any(a.dtype.kind not in "biuf" for a in cols):
-        return None
-    out = {f"c{i}": a for i, a in enumerate(cols)}
-    out["__columns__"] = np.array(json.dumps(list(df.columns)))
     return out
 
 
@@ -77,15 +90,15 @@ def _from_arrays(arrays: dict) -> pd.DataFrame | None:
         return None
 
 
-def frame(run, split, what: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+def frame(run, split, what: Any, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """The frame ``what`` of ``run`` on ``split``: from the cache, else ``compute()``
     (then cached).
 
-    run: a stored :class:`phdlib.results.Run`; split: the split the frame is
-    computed on; what: a name for the evaluation and every option that moves
-    its numbers (e.g. ``"catalogue:expected"``); compute: returns the frame
-    (a per-user frame: default index, numeric columns). A frame that cannot
-    be stored exactly is returned uncached.
+    run: a stored :class:`phdlib.results.Run` with its arrays; split: the
+    split the frame is computed on; what: JSON-able, naming the evaluation
+    and every option that moves its numbers (e.g. ``{"frame": "test",
+    "distance": "phd", "ties": "expected"}``); compute: returns the frame (a
+    per-user frame: default index, numeric columns).
     """
     path = path_of(run, split, what)
     if path is not None:

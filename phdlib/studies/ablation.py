@@ -83,7 +83,7 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
             continue
         for d in DISTANCES:
             pu = stats.mean_over_seeds([
-                derived.frame(r, split, f"test:{d}:{ties}",
+                derived.frame(r, split, {"frame": "test", "distance": d, "ties": ties},
                               lambda c=c, d=d: evaluate(c.with_distance(d), split.test, ties=ties))
                 for r, c in zip(seeds, codes)])
             per_user[(m, b, d)] = pu
