@@ -178,3 +178,29 @@ def test_importing_without_fcntl_works(tmp_path):
             f"io.write_text({str(tmp_path / 'f.txt')!r}, 'ok')\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert (tmp_path / "f.txt").read_text() == "ok"
+
+
+def test_sources_sha256_changes_with_any_edit_added_or_renamed_file(tmp_path):
+    import hashlib
+
+    lib = tmp_path / "lib"
+    (lib / "sub").mkdir(parents=True)
+    (lib / "a.py").write_text("x = 1\n")
+    (lib / "sub" / "b.py").write_text("y = 2\n")
+    (lib / "notes.txt").write_text("not a source")
+    first = io.sources_sha256(lib)
+    # the book driver's chapter-cache hash before it called this: path, then bytes, sorted
+    h = hashlib.sha256()
+    for f in sorted(lib.rglob("*.py")):
+        h.update(str(f.relative_to(lib)).encode())
+        h.update(f.read_bytes())
+    assert first == h.hexdigest()
+    (lib / "notes.txt").write_text("edited")
+    assert io.sources_sha256(lib) == first  # not a source
+    seen = {first}
+    for change in (lambda: (lib / "a.py").write_text("x = 2\n"),
+                   lambda: (lib / "c.py").write_text(""),
+                   lambda: (lib / "c.py").rename(lib / "sub" / "c.py")):
+        change()
+        seen.add(io.sources_sha256(lib))
+    assert len(seen) == 4

@@ -10,9 +10,10 @@ platformdirs user cache), under ``derived/<dataset>/<method>/<key>.npz``.
 The key hashes everything the numbers depend on: the model (the run's
 method, width and the sha256 of its arrays, so a run trained again to other
 parameters is a new entry), the split's fingerprint, what was derived and
-with which options (``what``), :data:`VERSION` and the sha256 of phdlib's
-own sources (any edit of the library starts afresh, as the book's chapter
-cache does). Only a stored run (one with a ``path``) is cached. A frame is
+with which options (``what``), :data:`VERSION`, the sha256 of phdlib's own
+sources as this process imported them (any edit of the library starts
+afresh, as the book's chapter cache does) and the versions of numpy, pandas,
+scipy and numba. Only a stored run (one with a ``path``) is cached. A frame is
 cached only where it reads back equal, column types included; otherwise it
 is returned uncached. Files are written atomically and carry their checksum
 (:func:`phdlib.data.cache.save_npz`); a file that is unreadable or fails its
@@ -22,10 +23,10 @@ rename wins, and either file is the frame.
 """
 from __future__ import annotations
 
-import functools
 import json
 import warnings
 from pathlib import Path
+from importlib import metadata
 from typing import Any, Callable
 
 import numpy as np
@@ -37,7 +38,7 @@ from ..data.sources import cache_dir
 from .store import check_name
 
 #: Bump when an evaluation that :func:`frame` caches changes its numbers or columns in a way
-#: the library's sources do not show (a dependency's change, say).
+#: neither phdlib's sources nor its dependencies' versions show.
 VERSION = 1
 
 __all__ = ["VERSION", "frame", "path_of", "derived_dir"]
@@ -48,9 +49,23 @@ def derived_dir() -> Path:
     return cache_dir() / "derived"
 
 
-@functools.lru_cache(maxsize=1)
-def _library() -> str:
-    return _io.sources_sha256(Path(__file__).resolve().parents[1])
+def _code() -> dict:
+    """What computes a frame besides its inputs: phdlib's sources (sha256) and the versions of
+    the libraries its evaluations run on."""
+    return {"phdlib": _io.sources_sha256(Path(__file__).resolve().parents[1]),
+            **{name: _version(name) for name in ("numpy", "pandas", "scipy", "numba")}}
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+#: Read once, when this module is first imported: a process keeps the code it imported, so
+#: its frames are keyed by that code even if the sources are edited while it runs.
+_CODE = _code()
 
 
 def path_of(run, split, what: Any) -> Path | None:
@@ -60,7 +75,7 @@ def path_of(run, split, what: Any) -> Path | None:
         return None
     key = _io.digest({"method": run.method, "bits": int(run.bits),
                       "arrays": _cache.arrays_sha256(run.arrays), "split": split.fingerprint,
-                      "what": what, "version": VERSION, "library": _library()})
+                      "what": what, "version": VERSION, "code": _CODE})
     return (derived_dir() / check_name(run.dataset, "dataset")
             / check_name(run.method, "method") / f"{key}.npz")
 

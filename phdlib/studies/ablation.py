@@ -32,6 +32,10 @@ from ..evaluation.metrics import METRICS
 from ..methods import BlockCodeModel, CodeModel
 from ..results import derived
 
+#: How :func:`distance_ablation` scores the test split besides the tie rule: the paper's
+#: discount, NDCG at 5 and 10 (seed: of the random tie rule).
+_TEST = {"discount": "paper", "ks": (5, 10), "seed": 0}
+
 #: The distances every code method's codes are ranked by, in the order shown
 #: (:data:`phdlib.codes.DISTANCE_NAMES`: Hamming, then PHD).
 DISTANCES = codes.DISTANCE_NAMES
@@ -83,8 +87,9 @@ def distance_ablation(runs: dict, split, ties: str = "expected") -> tuple[pd.Dat
             continue
         for d in DISTANCES:
             pu = stats.mean_over_seeds([
-                derived.frame(r, split, {"frame": "test", "distance": d, "ties": ties},
-                              lambda c=c, d=d: evaluate(c.with_distance(d), split.test, ties=ties))
+                derived.frame(r, split, {"frame": "test", "distance": d, "ties": ties, **_TEST},
+                              lambda c=c, d=d: evaluate(c.with_distance(d), split.test,
+                                                        ties=ties, **_TEST))
                 for r, c in zip(seeds, codes)])
             per_user[(m, b, d)] = pu
             rows.append({"method": m, "bits": b, "learned for": methods.get(m).ranks_by,
