@@ -2,7 +2,7 @@
 
 Several chapters re-score the same stored runs the same way: the protocol
 chapter ranks every model over the full catalogue and the landing page ranks
-five of them again; the ablation chapter ranks every code run by both
+seven of them again; the ablation chapter ranks every code run by both
 distances and the landing page does it again. :func:`frame` computes such a
 frame once and keeps it in the cache (``PHD_CACHE_DIR``, else the
 platformdirs user cache), under ``derived/<dataset>/<method>/<key>.npz``.
