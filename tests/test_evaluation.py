@@ -122,6 +122,44 @@ def test_catalogue_counting_equals_sorting_bit_for_bit(discount, exclude):
             pd.testing.assert_frame_equal(fast, slow, check_exact=True)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_catalogue_counts_by_comparison_and_by_search_agree_bit_for_bit(dtype):
+    """Non-integer keys are counted against a row's test keys by comparisons up to
+    ``LINEAR_MAX`` distinct test keys and by a binary search past it: both must give
+    the same numbers, on rows with many tied keys (-0.0 beside 0.0 among them), keys
+    above every test key, items left out, and up to every item a test item."""
+    from phdlib.kernels import ranking as K
+
+    rng = np.random.default_rng(17)
+    n_rows, n_items = 40, 300
+    key = rng.integers(-20, 20, size=(n_rows, n_items)).astype(dtype) / dtype(4)
+    key[:, ::7] = rng.normal(size=(n_rows, len(range(0, n_items, 7))))
+    key[key == 0] = -0.0
+    key[:, 1] = 0.0
+    keep = rng.random((n_rows, n_items)) < 0.8
+    rows, ptr = [], [0]
+    for b in range(n_rows):
+        t = [1, 3, 30, 200, n_items][b % 5]
+        items = np.sort(rng.choice(n_items, size=t, replace=False))
+        keep[b, items] = True
+        rows.append(items)
+        ptr.append(ptr[-1] + t)
+    titem = np.concatenate(rows).astype(np.int64)
+    trel = rng.integers(1, 6, size=titem.size).astype(np.float64)
+    tptr = np.asarray(ptr, dtype=np.int64)
+    ks = np.asarray([1, 5, 10], dtype=np.int64)
+    disc = metrics.discounts(10, "paper")
+    outs = []
+    for linear_max in (0, 8, K.LINEAR_MAX, 10**6):
+        out = (np.empty((n_rows, 3)), np.empty(n_rows), np.empty(n_rows, dtype=np.int64))
+        K.catalogue_expected(key, keep, tptr, titem, trel, ks, disc, *out, -1, linear_max)
+        outs.append(out)
+    for out in outs[1:]:
+        for a, b in zip(outs[0], out):
+            np.testing.assert_array_equal(a, b)
+    assert (outs[0][2] == keep.sum(axis=1)).all()
+
+
 class _PerUserScores(ItemScoreModel):
     """The same scores, without saying that every user shares them."""
 
