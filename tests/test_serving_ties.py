@@ -460,6 +460,21 @@ def test_served_order_metrics_are_the_per_user_metrics_of_that_order():
     assert np.array_equal(searched[0], uc[BT.timed_queries(n_users, 7)])
     assert few[["ndcg@10", "mrr"]].equals(table[["ndcg@10", "mrr"]])
     assert (few.timed_queries.dropna() == 7).all()
+    # only the rules named in ``timed`` are searched (and ``id``, the baseline)
+    searched.clear()
+    try:
+        BT._time_search = lambda index, q, k, rule, repeats: searched.append(q.copy()) or 1.0
+        some = BT.served_effectiveness(uc, ic, m, "phd", test, rules, k=10, timed=[])
+    finally:
+        BT._time_search = real
+    assert len(searched) == 1
+    row = some.set_index("rule")
+    assert row.loc["id", "timed_queries"] == n_users
+    assert row.loc["popularity", ["seconds_per_query", "extra_seconds_per_query",
+                                  "timed_queries"]].isna().all()
+    assert some[["ndcg@10", "mrr"]].equals(table[["ndcg@10", "mrr"]])
+    with pytest.raises(ValueError, match="timed names rules that are not among the rules"):
+        BT.served_effectiveness(uc, ic, m, "phd", test, rules, timed=["seeded:0"])
     assert BT.timed_queries(5, 7).tolist() == [0, 1, 2, 3, 4]
     assert BT.timed_queries(10, 3).tolist() == [0, 4, 9]
     with pytest.raises(ValueError, match="time_queries must be at least 1"):
