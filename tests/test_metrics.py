@@ -337,6 +337,22 @@ def test_evaluate_does_not_depend_on_row_order_except_input_ties():
     assert not np.allclose(a["ndcg@10"], c["ndcg@10"])
 
 
+@pytest.mark.parametrize("kind", ["dissimilarity", "score"])
+def test_random_ties_are_the_input_order_of_the_permuted_pairs(kind):
+    """``ties="random"`` orders each tie by the pairs' places in one seeded permutation
+    without permuting and grouping the pairs again: exactly what permuting them and
+    keeping ties in input order gives, for pairs grouped by user or not."""
+    user, rating, values = _flat(8)
+    values = np.round(values * 2) / 2          # many ties
+    for u, r, v in ((user, rating, values),
+                    tuple(x[np.argsort(user, kind="stable")] for x in (user, rating, values))):
+        for seed in (0, 1, 7):
+            perm = np.random.default_rng(seed).permutation(len(u))
+            want = M.evaluate(u[perm], r[perm], v[perm], ties="input", kind=kind)
+            got = M.evaluate(u, r, v, ties="random", seed=seed, kind=kind)
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
 def test_evaluate_users_with_few_items_are_kept():
     user = np.array([0, 1, 1, 2, 2, 2, 2], dtype=np.int32)
     rating = np.array([3, 5, 1, 1, 2, 3, 4])

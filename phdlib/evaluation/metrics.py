@@ -281,12 +281,16 @@ def evaluate(user, rating, values, ks: Iterable[int] = (5, 10), ties: str = "exp
         raise ValueError("no test ratings: user, rating and values are empty")
     _check_ratings(r, "rating")
     key = v if kind == "dissimilarity" else -v
-    if ties == "random":
+    tiebreak = np.empty(0, dtype=np.int64)
+    if ties == "random":   # each pair's place in the permutation orders its ties
         perm = np.random.default_rng(seed).permutation(u.shape[0])
-        u, r, key = u[perm], r[perm], key[perm]
+        tiebreak = np.empty(u.shape[0], dtype=np.int64)
+        tiebreak[perm] = np.arange(u.shape[0], dtype=np.int64)
     order, starts, users = _group_by_user(u)
     if order is not None:
         r, key = r[order], key[order]
+        if tiebreak.shape[0]:
+            tiebreak = tiebreak[order]
     mode = {"expected": K.MODE_EXPECTED, "random": K.MODE_AS_GIVEN, "input": K.MODE_AS_GIVEN,
             "optimistic": K.MODE_OPTIMISTIC, "pessimistic": K.MODE_PESSIMISTIC}[ties]
     n_users = users.shape[0]
@@ -294,7 +298,7 @@ def evaluate(user, rating, values, ks: Iterable[int] = (5, 10), ties: str = "exp
     out_mrr = np.empty(n_users)
     K.evaluate_segments(np.ascontiguousarray(key), np.ascontiguousarray(r), starts,
                         np.asarray(ks, dtype=np.int64), discounts(max(ks), discount), mode,
-                        out_ndcg, out_mrr)
+                        out_ndcg, out_mrr, tiebreak)
     cols = {"user": users, "n_test": np.diff(starts)}
     for j, k in enumerate(ks):
         cols[f"ndcg@{k}"] = out_ndcg[:, j]

@@ -43,7 +43,7 @@ def expected_reciprocal_rank(a, g, r):
 
 
 @nb.njit(cache=True, parallel=True)
-def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
+def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr, tiebreak):
     """NDCG@k for each k in ``ks`` and MRR, one row per segment (user).
 
     key: float64 (N,), ranking key, smaller ranks first (a dissimilarity, or
@@ -51,7 +51,11 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
     starts: int64 (U + 1,), segment u is ``[starts[u], starts[u + 1])``, each
         non-empty; ks: int64 (K,), cut-offs >= 1; disc: float64 (max(ks),),
         the discount of each 0-based position; mode: see the module docstring;
-    out_ndcg: float64 (U, K), written; out_mrr: float64 (U,), written.
+    out_ndcg: float64 (U, K), written; out_mrr: float64 (U,), written;
+    tiebreak: int64 (N,) distinct values, or empty: when given, the order of
+    ``MODE_AS_GIVEN`` within a tie is by ``tiebreak``, not by position (the
+    seeded random rule: each pair's place in a permutation of all pairs, so the
+    pairs need not be permuted and grouped again).
     A segment whose ideal DCG is 0 (every gain 0) gets NDCG 0. Segments are independent
     and run in parallel (``prange``): the numbers do not depend on the threads.
     """
@@ -63,7 +67,11 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr):
         e = starts[u + 1]
         n = e - s
         seg_key = key[s:e]
-        order = np.argsort(seg_key, kind="mergesort")
+        if tiebreak.shape[0] > 0:   # ties in the order of tiebreak: sort by it first
+            first = np.argsort(tiebreak[s:e])
+            order = first[np.argsort(seg_key[first], kind="mergesort")]
+        else:
+            order = np.argsort(seg_key, kind="mergesort")
         kk = np.empty(n, dtype=np.float64)
         rr = np.empty(n, dtype=np.float64)
         for p in range(n):
