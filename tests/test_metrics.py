@@ -322,6 +322,31 @@ def test_evaluate_equals_per_user_functions(ties, discount, kind):
         assert row.mrr == pytest.approx(M.mrr(rating[m], values[m], ties=ties, kind=kind), abs=1e-12)
 
 
+@pytest.mark.parametrize("ties", M.TIES)
+@pytest.mark.parametrize("kind", M.KINDS)
+@pytest.mark.parametrize("levels,n_users", [(9, 150), (3, 20)])
+def test_evaluate_orders_whole_and_other_keys_alike(ties, kind, levels, n_users):
+    """A segment's keys that are whole numbers over a short span are placed by counting,
+    other keys merge-sorted; ties of up to 32 items are sorted by insertion, larger ones
+    by ``np.sort``. Shifting every key by a half, or spreading them over a wide span,
+    keeps the order and the ties, so the numbers must not change at all; with three
+    levels and 200 items a user, ties hold 60 items or more."""
+    user, rating, values = _flat(8, n_users=n_users, levels=levels)
+    rating = rating / 2 + 0.5          # half stars, as ML-10M
+    base = M.evaluate(user, rating, values, ks=(1, 5, 10), ties=ties, kind=kind, seed=3)
+    for other in (values + 0.5, values.astype(np.float64) * 2.0 ** 20 - 7.0):
+        got = M.evaluate(user, rating, other, ks=(1, 5, 10), ties=ties, kind=kind, seed=3)
+        pd.testing.assert_frame_equal(got, base, check_exact=True)
+    if ties == "random":
+        return
+    for row in base.itertuples(index=False):   # and they are the per-user functions'
+        m = user == row.user
+        want = M.ndcg(rating[m], values[m], 10, ties=ties, kind=kind)
+        assert row[4] == pytest.approx(want, abs=1e-12)
+        assert row.mrr == pytest.approx(M.mrr(rating[m], values[m], ties=ties, kind=kind),
+                                        abs=1e-12)
+
+
 def test_evaluate_does_not_depend_on_row_order_except_input_ties():
     user, rating, values = _flat(8)
     perm = np.random.default_rng(0).permutation(len(user))

@@ -12,6 +12,13 @@ Tie modes (``mode``):
 - ``MODE_AS_GIVEN`` (1): ties keep the order of the segment (stable sort);
 - ``MODE_OPTIMISTIC`` (2): within a tie, higher ratings first;
 - ``MODE_PESSIMISTIC`` (3): within a tie, lower ratings first.
+
+The catalogue's counting kernels (:func:`catalogue_expected`,
+:func:`catalogue_expected_shared`) share this file's helpers
+(:func:`expected_reciprocal_rank`, :func:`_kmax`) and live beside them on
+purpose: Numba's cache (``cache=True``) checks only the file a kernel is
+defined in, so a kernel calling another file's code could be served stale
+after that file changes.
 """
 from __future__ import annotations
 
@@ -42,6 +49,92 @@ def expected_reciprocal_rank(a, g, r):
     return total
 
 
+@nb.njit(cache=True, inline="always")
+def _top(rr, kmax):
+    """The ``min(kmax, n)`` largest of ``rr`` (float64 ``(n,)``, ``n >= 1``), largest first:
+    the values of the first places of the sorted ratings, found by insertion into a
+    buffer of that size instead of sorting the row."""
+    n = rr.shape[0]
+    m = min(kmax, n)
+    top = np.empty(m, dtype=np.float64)
+    c = 0
+    for p in range(n):
+        x = rr[p]
+        if c == m:
+            if not x > top[m - 1]:
+                continue
+            q = m - 1
+        else:
+            q = c
+            c += 1
+        while q > 0 and top[q - 1] < x:
+            top[q] = top[q - 1]
+            q -= 1
+        top[q] = x
+    return top
+
+
+@nb.njit(cache=True, inline="always")
+def _sort_tie(rr, a, b, descending):
+    """Sort ``rr[a:b]`` in place, ascending (or descending): by insertion for a tie of up
+    to 32 items (no allocation), else by ``np.sort``; the same values in the same places."""
+    if b - a > 32:
+        grp = np.sort(rr[a:b].copy())
+        for p in range(b - a):
+            rr[a + p] = grp[b - a - 1 - p] if descending else grp[p]
+        return
+    for p in range(a + 1, b):
+        x = rr[p]
+        q = p
+        if descending:
+            while q > a and rr[q - 1] < x:
+                rr[q] = rr[q - 1]
+                q -= 1
+        else:
+            while q > a and rr[q - 1] > x:
+                rr[q] = rr[q - 1]
+                q -= 1
+        rr[q] = x
+
+
+@nb.njit(cache=True, inline="always")
+def _segment_order(seg_key, seg_tb):
+    """The stable order of one segment by its keys (float64 ``(n,)``), ties in the order of
+    ``seg_tb`` (int64, distinct) where it is not empty, else in place order: int64
+    ``(n,)``. Keys that are whole numbers spanning at most ``4 n + 64`` values (code
+    distances) are placed by a counting sort, in one pass and no comparisons; any
+    other keys are merge-sorted. Both are stable, so the order is the same."""
+    n = seg_key.shape[0]
+    if seg_tb.shape[0] > 0:
+        first = np.argsort(seg_tb)
+    else:
+        first = np.arange(n)
+    lo = np.inf
+    hi = -np.inf
+    whole = True
+    for p in range(n):
+        x = seg_key[p]
+        if x != np.floor(x):   # NaN fails too
+            whole = False
+            break
+        lo = min(lo, x)
+        hi = max(hi, x)
+    if not (whole and hi - lo <= 4.0 * n + 64.0):
+        return first[np.argsort(seg_key[first], kind="mergesort")]
+    count = np.zeros(int(hi - lo) + 2, dtype=np.int64)
+    for p in range(n):
+        count[int(seg_key[p] - lo) + 1] += 1
+    for v in range(1, count.shape[0]):
+        count[v] += count[v - 1]
+    order = np.empty(n, dtype=np.int64)
+    for q in range(n):
+        i = first[q]
+        v = int(seg_key[i] - lo)
+        order[count[v]] = i
+        count[v] += 1
+    return order
+
+
 @nb.njit(cache=True, parallel=True)
 def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr, tiebreak):
     """NDCG@k for each k in ``ks`` and MRR, one row per segment (user).
@@ -67,19 +160,15 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr, ti
         e = starts[u + 1]
         n = e - s
         seg_key = key[s:e]
-        if tiebreak.shape[0] > 0:   # ties in the order of tiebreak: sort by it first
-            first = np.argsort(tiebreak[s:e])
-            order = first[np.argsort(seg_key[first], kind="mergesort")]
-        else:
-            order = np.argsort(seg_key, kind="mergesort")
+        order = _segment_order(seg_key, tiebreak[s:e])
         kk = np.empty(n, dtype=np.float64)
         rr = np.empty(n, dtype=np.float64)
         for p in range(n):
             kk[p] = seg_key[order[p]]
             rr[p] = rating[s + order[p]]
-        # ideal ranking: ratings in decreasing order
-        ideal = np.sort(rr.copy())
-        maxr = ideal[n - 1]
+        # ideal ranking: the largest ratings in decreasing order
+        ideal = _top(rr, kmax)
+        maxr = ideal[0]
         # order within ties for the deterministic rules
         if mode == MODE_OPTIMISTIC or mode == MODE_PESSIMISTIC:
             a = 0
@@ -88,18 +177,13 @@ def evaluate_segments(key, rating, starts, ks, disc, mode, out_ndcg, out_mrr, ti
                 while b < n and kk[b] == kk[a]:
                     b += 1
                 if b - a > 1:
-                    grp = np.sort(rr[a:b].copy())
-                    for p in range(b - a):
-                        if mode == MODE_PESSIMISTIC:
-                            rr[a + p] = grp[p]
-                        else:
-                            rr[a + p] = grp[b - a - 1 - p]
+                    _sort_tie(rr, a, b, mode == MODE_OPTIMISTIC)
                 a = b
         for j in range(nk):
             m = min(ks[j], n)
             idcg = 0.0
             for p in range(m):
-                idcg += (2.0 ** ideal[n - 1 - p] - 1.0) * disc[p]
+                idcg += (2.0 ** ideal[p] - 1.0) * disc[p]
             out_ndcg[u, j] = idcg  # divided below
         if mode == MODE_EXPECTED:
             dcg = np.zeros(nk)
