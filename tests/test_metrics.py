@@ -367,10 +367,10 @@ def test_random_ties_are_the_input_order_of_the_permuted_pairs(kind):
     """``ties="random"`` orders each tie by the pairs' places in one seeded permutation
     without permuting and grouping the pairs again: exactly what permuting them and
     keeping ties in input order gives, for pairs grouped by user or not."""
-    user, rating, values = _flat(8)
-    values = np.round(values * 2) / 2          # many ties
-    for u, r, v in ((user, rating, values),
-                    tuple(x[np.argsort(user, kind="stable")] for x in (user, rating, values))):
+    user, rating, values = _flat(8)            # 9 levels for ~27 items a user: many ties
+    grouped = np.argsort(user, kind="stable")
+    for u, r, v in ((user, rating, values), (user, rating, values + 0.25),   # counted, sorted
+                    tuple(x[grouped] for x in (user, rating, values))):
         for seed in (0, 1, 7):
             perm = np.random.default_rng(seed).permutation(len(u))
             want = M.evaluate(u[perm], r[perm], v[perm], ties="input", kind=kind)

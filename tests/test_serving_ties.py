@@ -399,6 +399,23 @@ def test_recommend_errors_name_the_file_the_field_and_the_option(exported, capsy
     _cli(capsys, ["recommend", "--codes", old, "--user", user, "--json"])
 
 
+def test_of_run_times_one_seeded_permutation_and_scores_every_rule(exported, monkeypatch):
+    """A stored run's served rules: every seed's order is scored, and only the first seeded
+    permutation is timed besides ``id``, ``popularity`` and ``mean-rating``."""
+    _, _, run, store = exported
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(store))
+    searched = []
+    monkeypatch.setattr(BT, "_time_search",
+                        lambda index, q, k, rule, repeats: searched.append(rule) or 1.0)
+    table = BT.of_run(run, k=10, seeds=(s for s in (3, 4, 5))).set_index("rule")
+    assert list(table.index) == ["expected", "id", "popularity", "mean-rating", "seeded:3",
+                                 "seeded:4", "seeded:5"]
+    assert len(searched) == 4
+    timed = table["seconds_per_query"].notna()
+    assert timed[timed].index.tolist() == ["id", "popularity", "mean-rating", "seeded:3"]
+    assert table[["ndcg@10", "mrr"]].notna().all().all()
+
+
 def test_export_without_the_training_file_warns_and_writes_no_item_stats(exported, capsys,
                                                                           tmp_path, monkeypatch):
     path, csv, run, store = exported
@@ -473,6 +490,8 @@ def test_served_order_metrics_are_the_per_user_metrics_of_that_order():
     assert row.loc["popularity", ["seconds_per_query", "extra_seconds_per_query",
                                   "timed_queries"]].isna().all()
     assert some[["ndcg@10", "mrr"]].equals(table[["ndcg@10", "mrr"]])
+    with pytest.raises(ValueError, match="not the string"):
+        BT.served_effectiveness(uc, ic, m, "phd", test, rules, timed="popularity")
     with pytest.raises(ValueError, match="timed names rules that are not among the rules"):
         BT.served_effectiveness(uc, ic, m, "phd", test, rules, timed=["seeded:0"])
     assert BT.timed_queries(5, 7).tolist() == [0, 1, 2, 3, 4]

@@ -13,7 +13,8 @@ is the one a server would actually show: each user's test items sorted by
 NDCG@k and MRR, and the time to serve the top-``k`` of every user through
 :class:`phdlib.serving.search.BinaryIndex` with that rule, as seconds per query
 and extra seconds per query over ``id`` (timed on at most :data:`TIME_QUERIES`
-users, spread evenly); a first row ``expected`` is the
+users, spread evenly; only the rules named in ``timed``, and ``id``, where it is
+given); a first row ``expected`` is the
 protocol's expectation (no order, no timing). :func:`of_run` does it for a
 stored code run (its split's test ratings, its training split's item
 statistics).
@@ -111,6 +112,8 @@ def served_effectiveness(user_codes, item_codes, bits: int, distance: str, test,
     """
     if "id" not in rules:
         raise ValueError(f"rules must hold 'id' (the timing baseline); got {sorted(rules)}")
+    if isinstance(timed, str):
+        raise ValueError(f"timed must be a list of rule names, not the string {timed!r}")
     timed = set(rules) if timed is None else {"id", *timed}
     if timed - set(rules):
         raise ValueError(f"timed names rules that are not among the rules: "
@@ -159,7 +162,7 @@ def of_run(run_path, data_dir=None, k: int = 10, seeds=(0,), repeats: int = 3,
              "popularity": T.tie_break("popularity", n, stats=stats),
              "mean-rating": T.tie_break("mean-rating", n, stats=stats)}
     rules.update({f"seeded:{s}": T.tie_break("seeded", n, seed=s) for s in seeds})
-    timed = ["popularity", "mean-rating", *[f"seeded:{s}" for s in list(seeds)[:1]]]
+    timed = ["popularity", "mean-rating", *[f"seeded:{s}" for s in seeds[:1]]]
     return served_effectiveness(codes.user_codes, codes.item_codes, codes.bits, codes.distance,
                                 split.test, rules, k=k, repeats=repeats,
                                 time_queries=time_queries, timed=timed)

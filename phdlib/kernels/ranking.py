@@ -9,7 +9,8 @@ Tie modes (``mode``):
 
 - ``MODE_EXPECTED`` (0): the exact expectation over all orderings of tied
   items (McSherry & Najork, ECIR 2008);
-- ``MODE_AS_GIVEN`` (1): ties keep the order of the segment (stable sort);
+- ``MODE_AS_GIVEN`` (1): ties keep the order of the segment (stable sort), or
+  of a ``tiebreak`` array where :func:`evaluate_segments` is given one;
 - ``MODE_OPTIMISTIC`` (2): within a tie, higher ratings first;
 - ``MODE_PESSIMISTIC`` (3): within a tie, lower ratings first.
 
@@ -51,11 +52,12 @@ def expected_reciprocal_rank(a, g, r):
 
 @nb.njit(cache=True, inline="always")
 def _top(rr, kmax):
-    """The ``min(kmax, n)`` largest of ``rr`` (float64 ``(n,)``, ``n >= 1``), largest first:
-    the values of the first places of the sorted ratings, found by insertion into a
-    buffer of that size instead of sorting the row."""
+    """The ``min(max(kmax, 1), n)`` largest of ``rr`` (float64 ``(n,)``, ``n >= 1``),
+    largest first: the values of the first places of the sorted ratings, found by
+    insertion into a buffer of that size instead of sorting the row (at least one,
+    the largest, which the reciprocal rank reads)."""
     n = rr.shape[0]
-    m = min(kmax, n)
+    m = min(max(kmax, 1), n)
     top = np.empty(m, dtype=np.float64)
     c = 0
     for p in range(n):
@@ -101,8 +103,8 @@ def _sort_tie(rr, a, b, descending):
 def _segment_order(seg_key, seg_tb):
     """The stable order of one segment by its keys (float64 ``(n,)``), ties in the order of
     ``seg_tb`` (int64, distinct) where it is not empty, else in place order: int64
-    ``(n,)``. Keys that are whole numbers spanning at most ``4 n + 64`` values (code
-    distances) are placed by a counting sort, in one pass and no comparisons; any
+    ``(n,)``. Keys that are whole numbers whose largest less smallest is at most
+    ``4 n + 64`` (code distances) are placed by a counting sort, in one pass and no comparisons; any
     other keys are merge-sorted. Both are stable, so the order is the same."""
     n = seg_key.shape[0]
     if seg_tb.shape[0] > 0:
@@ -391,7 +393,9 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
     out_mrr: float64 (B,), out_n: int64 (B,) (items ranked), written;
     int_max: when >= 0, every key is an integer in ``0..int_max`` (a code
     distance), and the items are counted in a histogram of the key values
-    instead (no search); linear_max: see ``key`` (default :data:`LINEAR_MAX`).
+    instead (no search); linear_max: the most distinct test keys a row of
+    non-integer keys is counted against by comparisons (the first paragraph;
+    default :data:`LINEAR_MAX`).
     """
     n_rows, n_items = key.shape
     kmax = _kmax(ks)
