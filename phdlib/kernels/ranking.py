@@ -104,13 +104,10 @@ def _segment_order(seg_key, seg_tb):
     """The stable order of one segment by its keys (float64 ``(n,)``), ties in the order of
     ``seg_tb`` (int64, distinct) where it is not empty, else in place order: int64
     ``(n,)``. Keys that are whole numbers whose largest less smallest is at most
-    ``4 n + 64`` (code distances) are placed by a counting sort, in one pass and no comparisons; any
-    other keys are merge-sorted. Both are stable, so the order is the same."""
+    ``4 n + 64`` (code distances) are placed by counting (:func:`group_stable`, no
+    comparisons); any other keys are merge-sorted. Both are stable, so the order is the
+    same."""
     n = seg_key.shape[0]
-    if seg_tb.shape[0] > 0:
-        first = np.argsort(seg_tb)
-    else:
-        first = np.arange(n)
     lo = np.inf
     hi = -np.inf
     whole = True
@@ -121,20 +118,21 @@ def _segment_order(seg_key, seg_tb):
             break
         lo = min(lo, x)
         hi = max(hi, x)
-    if not (whole and hi - lo <= 4.0 * n + 64.0):
+    counted = whole and hi - lo <= 4.0 * n + 64.0
+    if seg_tb.shape[0] == 0:
+        if not counted:
+            return np.argsort(seg_key, kind="mergesort")
+        ik = np.empty(n, dtype=np.int64)
+        for p in range(n):
+            ik[p] = int(seg_key[p] - lo)
+        return group_stable(ik, 0, int(hi - lo))
+    first = np.argsort(seg_tb)
+    if not counted:
         return first[np.argsort(seg_key[first], kind="mergesort")]
-    count = np.zeros(int(hi - lo) + 2, dtype=np.int64)
-    for p in range(n):
-        count[int(seg_key[p] - lo) + 1] += 1
-    for v in range(1, count.shape[0]):
-        count[v] += count[v - 1]
-    order = np.empty(n, dtype=np.int64)
+    ik = np.empty(n, dtype=np.int64)
     for q in range(n):
-        i = first[q]
-        v = int(seg_key[i] - lo)
-        order[count[v]] = i
-        count[v] += 1
-    return order
+        ik[q] = int(seg_key[first[q]] - lo)
+    return first[group_stable(ik, 0, int(hi - lo))]
 
 
 @nb.njit(cache=True, parallel=True)
@@ -400,7 +398,6 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
     n_rows, n_items = key.shape
     kmax = _kmax(ks)
     for b in nb.prange(n_rows):
-        buf = np.empty(n_items, dtype=key.dtype)
         s = tptr[b]
         t = tptr[b + 1] - s
         tk, tr = _row_tests(key[b], titem, trel, s, t)
@@ -424,6 +421,7 @@ def catalogue_expected(key, keep, tptr, titem, trel, ks, disc, out_ndcg, out_mrr
                 eq[j] = hist[kv]
                 v = kv + 1
         elif nu <= linear_max:
+            buf = np.empty(n_items, dtype=key.dtype)
             n = _count_linear(key[b], keep[b], uk, eq, below, buf)
         else:
             lo = uk[0]
