@@ -127,3 +127,42 @@ def test_a_zero_sum_keeps_the_bit():
                               np.zeros(1), bias, 3)
     np.testing.assert_array_equal(got, B)
     assert flips.tolist() == [0]
+
+
+@nb.njit(cache=False)
+def _predictions_one_by_one(indptr, cols, wrow, wcol, left, right, out):
+    for u in range(left.shape[0]):
+        for t in range(indptr[u], indptr[u + 1]):
+            j = cols[t]
+            acc = 0.0
+            for k in range(left.shape[1]):
+                acc += left[u, k] * right[j, k]
+            out[t] = wrow[u] * wcol[j] * acc
+
+
+@pytest.mark.parametrize("kind", ["real", "codes"])
+@pytest.mark.parametrize("r", [1, 7, 64])
+def test_predictions_four_at_a_time_equal_one_at_a_time(kind, r):
+    """:func:`phdlib.kernels.dcf.weighted_predictions` sums four ratings side by side;
+    each sum must be the one-by-one sum, bit for bit (rows of 0 to 11 ratings)."""
+    rng = np.random.default_rng(r)
+    n_rows, n_cols = 50, 30
+    per_row = rng.integers(0, 12, n_rows)
+    indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int64)
+    cols = rng.integers(0, n_cols, indptr[-1]).astype(np.int32)
+    if kind == "real":   # magnitudes spread so that the order of the sum shows
+        left = rng.normal(size=(n_rows, r)) * 10.0 ** rng.integers(-8, 8, (n_rows, r))
+        right = rng.normal(size=(n_cols, r))
+    else:
+        left = np.where(rng.random((n_rows, r)) < 0.5, 1, -1).astype(np.int8)
+        right = np.where(rng.random((n_cols, r)) < 0.5, 1, -1).astype(np.int8)
+    wrow, wcol = rng.random(n_rows) + 0.5, rng.random(n_cols) + 0.5
+    got, expect = np.empty(indptr[-1]), np.empty(indptr[-1])
+    K.weighted_predictions(indptr, cols, wrow, wcol, left, right, got)
+    _predictions_one_by_one(indptr, cols, wrow, wcol, left, right, expect)
+    np.testing.assert_array_equal(got, expect)
+    if kind == "real" and r > 1:   # the order matters for these numbers
+        rev = np.empty(indptr[-1])
+        _predictions_one_by_one(indptr, cols, wrow, wcol, left[:, ::-1].copy(),
+                                right[:, ::-1].copy(), rev)
+        assert not np.array_equal(rev, expect)

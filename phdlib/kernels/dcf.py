@@ -203,22 +203,42 @@ def linear_predictions(indptr, cols, wrow, wcol, codes, coef, const, out):
             out[t] = wrow[u] * wcol[j] * (acc + const[j])
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, parallel=True, error_model="numpy")
 def weighted_predictions(indptr, cols, wrow, wcol, left, right, out):
     """``out[t] = wrow[u] * wcol[j] * <left[u], right[j]>`` for every rating.
 
     ``left``/``right`` are either ±1 codes (int8 ``(n, r)``/``(m, r)``) or
-    real factors (float64); the inner product is accumulated in float64, exact
-    for codes. Shapes as in :func:`dcd_rows`; out float64 (nnz,), written.
+    real factors (float64); the inner product is accumulated in float64 in
+    index order, exact for codes. Shapes as in :func:`dcd_rows`; out float64
+    (nnz,), written. Four ratings of a row are summed side by side, each in
+    its own order: a sum waits on one addition after another.
     """
     n, r = left.shape
     for u in nb.prange(n):
-        for t in range(indptr[u], indptr[u + 1]):
+        lu = left[u]
+        e = indptr[u + 1]
+        t = indptr[u]
+        while t + 4 <= e:
+            j0, j1, j2, j3 = cols[t], cols[t + 1], cols[t + 2], cols[t + 3]
+            a0, a1, a2, a3 = 0.0, 0.0, 0.0, 0.0
+            for k in range(r):
+                x = lu[k]
+                a0 += x * right[j0, k]
+                a1 += x * right[j1, k]
+                a2 += x * right[j2, k]
+                a3 += x * right[j3, k]
+            out[t] = wrow[u] * wcol[j0] * a0
+            out[t + 1] = wrow[u] * wcol[j1] * a1
+            out[t + 2] = wrow[u] * wcol[j2] * a2
+            out[t + 3] = wrow[u] * wcol[j3] * a3
+            t += 4
+        while t < e:
             j = cols[t]
             acc = 0.0
             for k in range(r):
-                acc += left[u, k] * right[j, k]
+                acc += lu[k] * right[j, k]
             out[t] = wrow[u] * wcol[j] * acc
+            t += 1
 
 
 @nb.njit(cache=True, parallel=True)
