@@ -18,6 +18,7 @@ import numba as nb
 import numpy as np
 
 from .linalg import solve_spd
+from .prefetch import prefetch
 
 
 @nb.njit(cache=True, inline="always")
@@ -44,11 +45,23 @@ def sgd_pass(indptr, cols, vals, P, Q, lr, reg):
     P: float64 (n_users, dim), Q: float64 (n_items, dim), updated in place;
     lr, reg: float. Returns the sum of squared errors seen during the pass
     (each ``e`` before its update), float64.
+
+    The column rows are read in the order of the ratings, which no hardware
+    prefetcher guesses: the next rating's row of ``Q``, and the next row of ``P``,
+    are asked for (:func:`phdlib.kernels.prefetch.prefetch`) while one rating is
+    done. A hint only: the arithmetic and its order are unchanged.
     """
     n_rows, dim = P.shape
+    nnz = cols.shape[0]
     sse = 0.0
     for u in range(n_rows):
+        if u + 1 < n_rows:
+            for k in range(0, dim, 8):   # 8 float64 to a 64-byte cache line
+                prefetch(P, (u + 1) * dim + k)
         for t in range(indptr[u], indptr[u + 1]):
+            if t + 1 < nnz:
+                for k in range(0, dim, 8):
+                    prefetch(Q, cols[t + 1] * dim + k)
             j = cols[t]
             e = vals[t] - row_dot(P, u, Q, j)
             sse += e * e
