@@ -1,11 +1,13 @@
-"""MF's SGD pass, which asks for the rows it reads next, against the plain pass.
+"""MF's SGD pass and ALS half-step against their plain forms, bit for bit.
 
 :func:`phdlib.kernels.mf.sgd_pass` prefetches the next rating's column row and
 the next row while it does one rating. Its factors and sum of squared errors
 must equal, bit for bit, those of the plain pass below (the kernel as it was
 before): every row in order, every rating of it in stored order, on shapes
 where the prefetches point past the tables' ends, at rows without ratings and
-at columns rated twice.
+at columns rated twice. :func:`phdlib.kernels.mf.als_half_step` adds four
+ratings to the normal equations in one pass; its solutions must equal those of
+adding them one at a time.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from phdlib.kernels import mf as K
+from phdlib.kernels.linalg import solve_spd
 
 
 @nb.njit(cache=False)
@@ -93,3 +96,47 @@ def test_a_pass_without_ratings_changes_nothing():
     assert K.sgd_pass(indptr, np.zeros(0, np.int32), np.zeros(0), P, Q, 0.1, 0.1) == 0.0
     np.testing.assert_array_equal(P, 1.0)
     np.testing.assert_array_equal(Q, 1.0)
+
+
+@nb.njit(cache=False)
+def _als_one_at_a_time(indptr, cols, vals, fixed, out, reg, weighted):
+    """The half-step adding one rating at a time (the kernel as it was before)."""
+    n_rows, dim = out.shape
+    A = np.empty((dim, dim))
+    b = np.empty(dim)
+    for u in range(n_rows):
+        lo, hi = indptr[u], indptr[u + 1]
+        if hi == lo:
+            out[u, :] = 0.0
+            continue
+        lam = reg * (hi - lo) if weighted else reg
+        A[:, :] = 0.0
+        b[:] = 0.0
+        for t in range(lo, hi):
+            j = cols[t]
+            for a in range(dim):
+                fa = fixed[j, a]
+                b[a] += vals[t] * fa
+                for c in range(a + 1):
+                    A[a, c] += fa * fixed[j, c]
+        for a in range(dim):
+            A[a, a] += lam
+            for c in range(a + 1, dim):
+                A[a, c] = A[c, a]
+        solve_spd(A, b)
+        out[u, :] = b
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dim", [1, 5, 32])
+def test_als_half_step_equals_one_rating_at_a_time(weighted, dim):
+    rng = np.random.default_rng(dim)
+    per_row = rng.integers(0, 15, 40)   # 0 to 14 ratings: every remainder of four
+    per_row[3] = 0
+    indptr, cols, vals = _csr(rng, 40, 20, np.minimum(per_row, 20))
+    fixed = rng.normal(size=(20, dim)) * 10.0 ** rng.integers(-4, 4, (20, dim))
+    got, expect = np.full((40, dim), np.nan), np.full((40, dim), np.nan)
+    K.als_half_step(indptr, cols, vals, fixed, got, 0.1, weighted)
+    _als_one_at_a_time(indptr, cols, vals, fixed, expect, 0.1, weighted)
+    np.testing.assert_array_equal(got, expect)
+    assert np.all(got[3] == 0.0)
