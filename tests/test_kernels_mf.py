@@ -3,9 +3,9 @@
 :func:`phdlib.kernels.mf.sgd_pass` prefetches the next rating's column row and
 the next row while it does one rating. Its factors and sum of squared errors
 must equal, bit for bit, those of the plain pass below (the kernel as it was
-before): every row in order, every rating of it in stored order, on shapes
-where the prefetches point past the tables' ends, at rows without ratings and
-at columns rated twice. :func:`phdlib.kernels.mf.als_half_step` adds four
+before): every row in order, every rating of it in stored order, including
+the last row and rating (no next one to ask for), rows without ratings and
+columns rated twice. :func:`phdlib.kernels.mf.als_half_step` adds four
 ratings to the normal equations in one pass; its solutions must equal those of
 adding them one at a time.
 """
@@ -140,3 +140,9 @@ def test_als_half_step_equals_one_rating_at_a_time(weighted, dim):
     _als_one_at_a_time(indptr, cols, vals, fixed, expect, 0.1, weighted)
     np.testing.assert_array_equal(got, expect)
     assert np.all(got[3] == 0.0)
+    if dim > 1:   # the order of the additions shows in these numbers
+        rev = np.full((40, dim), np.nan)
+        flipped = np.concatenate([cols[indptr[u]:indptr[u + 1]][::-1] for u in range(40)])
+        back = np.concatenate([vals[indptr[u]:indptr[u + 1]][::-1] for u in range(40)])
+        _als_one_at_a_time(indptr, flipped.astype(np.int32), back, fixed, rev, 0.1, weighted)
+        assert not np.array_equal(rev, expect)

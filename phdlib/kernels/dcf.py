@@ -49,8 +49,8 @@ from .bits import popcount
 from .linalg import solve_spd
 
 
-#: Bits whose sums :func:`dcd_rows_linear` computes in one pass over a row's ratings
-#: (:func:`_sums` is written out for four).
+#: Bits whose sums :func:`dcd_rows_linear` computes in one pass over a row's ratings.
+#: :func:`_sums` is written out for four: this is a name for that number, not a setting.
 PASS_BITS = 4
 
 
@@ -105,19 +105,19 @@ def dcd_rows_linear(indptr, cols, target, wrow, wcol, codes, coef, const, bias, 
             changed = 0
             k = 0
             while k < r:
-                if k + PASS_BITS <= r:
-                    g = _sums(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k)
-                    m = PASS_BITS
-                else:   # the last bits of a width that is not a multiple of PASS_BITS
-                    g = (_sum(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k), 0.0,
-                         0.0, 0.0)
-                    m = 1
-                for i in range(m):
-                    if _decide(cols, codes, coef, p, c, u, s, nu, k, g[i]):
+                if k + PASS_BITS > r:   # fewer than four bits left in this sweep
+                    g = _sum(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k)
+                    if _decide(cols, codes, coef, p, c, u, s, nu, k, g):
                         changed += 1
-                        k += 1
-                        break
                     k += 1
+                    continue
+                g4 = _sums(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k)
+                for i in range(PASS_BITS):
+                    flipped = _decide(cols, codes, coef, p, c, u, s, nu, k, g4[i])
+                    k += 1
+                    if flipped:   # the later sums read the scores before the flip
+                        changed += 1
+                        break
             nflip += changed
             if changed == 0:
                 break
@@ -127,7 +127,10 @@ def dcd_rows_linear(indptr, cols, target, wrow, wcol, codes, coef, const, bias, 
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def _sum(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k):
-    """Bit ``k``'s sum of :func:`dcd_rows_linear` from the row's current scores ``p``."""
+    """Bit ``k``'s sum of :func:`dcd_rows_linear` for row ``u`` (its ratings at
+    ``s .. s + nu - 1``) from its current scores ``p`` and weights ``c`` (float64
+    ``(nu,)`` each) and ``cc`` (float64 ``(r,)``, the sums of squared weights);
+    the other arguments as in :func:`dcd_rows_linear`. Returns a float64."""
     g = bias[u, k] + codes[u, k] * cc[k]
     for t in range(nu):
         j = cols[s + t]
@@ -137,8 +140,9 @@ def _sum(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k):
 
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def _sums(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k):
-    """:func:`_sum` of bits ``k .. k + 3`` (:data:`PASS_BITS`) in one pass: the same
-    operations in the same order for each, four additions in flight."""
+    """:func:`_sum` of bits ``k .. k + 3`` (:data:`PASS_BITS`) in one pass (the same
+    arguments): the same operations in the same order for each, four additions in
+    flight. Returns a tuple of four float64."""
     g0 = bias[u, k] + codes[u, k] * cc[k]
     g1 = bias[u, k + 1] + codes[u, k + 1] * cc[k + 1]
     g2 = bias[u, k + 2] + codes[u, k + 2] * cc[k + 2]
@@ -157,7 +161,8 @@ def _sums(cols, target, codes, coef, bias, cc, p, c, u, s, nu, k):
 @nb.njit(cache=True, error_model="numpy", inline="always")
 def _decide(cols, codes, coef, p, c, u, s, nu, k, g):
     """Set bit ``k`` of row ``u`` to the sign of ``g`` (kept at 0) and, if it flips,
-    move the row's scores ``p``; returns whether it flipped."""
+    move the row's scores ``p``: ``codes`` and ``p`` change in place (arguments as
+    in :func:`_sum`). Returns whether it flipped."""
     bk = codes[u, k]
     if g > 0.0:
         nb_ = 1

@@ -110,15 +110,16 @@ def _predict_blocks(g, Bs, Ds, Wu, Wi, score="hamming"):
 
 
 def objective(g: RatingGraph, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta,
-              score: str = "hamming", preds=None) -> tuple[float, float]:
+              score: str = "hamming", *, preds=None) -> tuple[float, float]:
     """(objective, squared loss) of the discrete block model.
 
     target float64 (nnz,) in the user layout of ``g``; Bs, Ds, Xs, Ys: lists
     over blocks of (n, r_b) arrays. objective = loss
     - 2 alpha sum_b tr(B_b^T X_b) - 2 beta sum_b tr(D_b^T Y_b); the loss of
     the score ``score`` ("hamming": inner products, "phd": ``m - 2 PHD``).
-    preds: the blocks' predictions of these codes if the caller has them
-    (:func:`_predict_blocks`'s list, the same numbers), else they are computed.
+    preds: a list over blocks of float64 (nnz,), the blocks' predictions of
+    exactly these codes if the caller has them (:func:`_predict_blocks`'s list,
+    the same numbers), else they are computed; a stale list gives a wrong value.
     """
     if preds is None:
         preds = _predict_blocks(g, Bs, Ds, Wu, Wi, score)
@@ -419,7 +420,8 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     if user_offset:
         model.offset = user_offsets(g, target - total)
         fit_to = target - model.offset[rating_user]
-    obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score, preds)
+    obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score,
+                          preds=preds)
     model.log.append({"iteration": 0, "objective": obj, "loss": loss, "flips": 0, "seconds": 0.0})
     for it in range(1, max_iterations + 1):
         t0 = time.perf_counter()
@@ -430,7 +432,8 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
                                 max_sweeps, rng, score)
         prev = model.log[-1]["objective"]
         # preds: each block's predictions from its codes as the round left them
-        obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score, preds)
+        obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score,
+                              preds=preds)
         model.log.append({"iteration": it, "objective": obj, "loss": loss, "flips": flips,
                           "seconds": time.perf_counter() - t0})
         model.B, model.D = np.hstack(Bs), np.hstack(Ds)
