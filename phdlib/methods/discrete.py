@@ -420,8 +420,7 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
     if user_offset:
         model.offset = user_offsets(g, target - total)
         fit_to = target - model.offset[rating_user]
-    obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score,
-                          preds=preds)
+    obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score, preds=preds)
     model.log.append({"iteration": 0, "objective": obj, "loss": loss, "flips": 0, "seconds": 0.0})
     for it in range(1, max_iterations + 1):
         t0 = time.perf_counter()
@@ -431,9 +430,7 @@ def _fit_blocks(g: RatingGraph, target, sizes, Wu=None, Wi=None, alpha=0.001, be
         flips = _discrete_round(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, preds, total, alpha, beta,
                                 max_sweeps, rng, score)
         prev = model.log[-1]["objective"]
-        # preds: each block's predictions from its codes as the round left them
-        obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score,
-                              preds=preds)
+        obj, loss = objective(g, fit_to, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta, score, preds=preds)
         model.log.append({"iteration": it, "objective": obj, "loss": loss, "flips": flips,
                           "seconds": time.perf_counter() - t0})
         model.B, model.D = np.hstack(Bs), np.hstack(Ds)
