@@ -266,6 +266,13 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
                         "workers (sampled every "
                         "1 s), the largest one process 1.00 GiB; the results store held 0 runs "
                         "before and 1,234 after.")
+    # a record that names its CPU says which
+    named = json.loads((tmp_path / "r.json").read_text())
+    named["provenance"]["cpu"] = "AMD EPYC 9454 48-Core Processor (family 25, model 17)"
+    (tmp_path / "named.json").write_text(json.dumps(named))
+    assert ("jobs = 2) on 2 cores of an AMD EPYC 9454 48-Core Processor (family 25, model 17), "
+            "one after another") in book_build.findings(record.load(tmp_path / "named.json"),
+                                                        "Tiny")[0]
     rows[1]["failed"] = True
     rows[2]["parameters"] = {"dataset": "ml-1m"}
     rows[1]["parameters"] = {"dataset": "ml-100k"}

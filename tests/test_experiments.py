@@ -12,6 +12,7 @@ import pytest
 
 from phdlib import experiments as E
 from phdlib import methods, results
+from phdlib.bench.machine import cpu_model
 from phdlib.experiments import runner, training
 from phdlib.methods import ItemScoreModel, Method
 
@@ -148,6 +149,7 @@ def test_run_grid_runs_only_missing_cells_and_records_provenance(fake):
     assert len(manifests) == 3
     m = json.loads(manifests[-1].read_text())
     assert m["phdlib"] and m["python"] and len(m["cells"]) == 8
+    assert m["cpu"] == cpu_model() and m["cpus"] >= 1   # which machine, by name
     assert {c["status"] for c in m["cells"]} == {"ran", "stored"}
     assert all(c["key"] for c in m["cells"])
     # what each cell cost, as the worker measured it (a stored cell cost nothing here)

@@ -52,3 +52,14 @@ def test_the_provenance_block_is_folded_and_names_the_commit():
     assert "line one<br>line two" in html
     assert page.profile_banner("full") is None
     assert "not the paper" in page.profile_banner("quick").data
+
+
+def test_a_record_names_its_machine_as_far_as_it_can():
+    epyc = "AMD EPYC 9454 48-Core Processor (family 25, model 17)"
+    assert page.cores_text({"cpus": 2, "cpu": epyc}) == f"2 cores of an {epyc}"
+    assert page.cores_text({"cpus": 1, "cpu": "Intel(R) Xeon(R) Processor"}) == \
+        "1 core of an Intel(R) Xeon(R) Processor"
+    assert page.cores_text({"cpus": 16, "cpu": "Neoverse-V2"}) == "16 cores of a Neoverse-V2"
+    assert page.cores_text({"cpus": 2}) == "2 cores"   # a record from before the field
+    assert page.cores_text({"cpu": epyc}) == f"an {epyc}"
+    assert page.cores_text({}) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from phdlib.bench import machine
 from phdlib.studies import scale
 
 
@@ -28,6 +29,17 @@ def test_provenance_names_commit_date_machine_and_command():
     p = scale.provenance("phd scale --dataset synthetic")
     assert p["command"] == "phd scale --dataset synthetic" and p["cpus"] >= 1
     assert set(p) >= {"commit", "date", "host", "platform", "phdlib"}
+    assert p["cpu"] == machine.cpu_model() and p["cpu"]
+
+
+def test_the_cpu_is_named_with_its_family_and_model_where_the_system_gives_them():
+    info = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+            "model name\t: AMD EPYC 9454 48-Core Processor\nflags\t\t: fpu\n\n"
+            "processor\t: 1\ncpu family\t: 99\nmodel name\t: another one\n")
+    assert machine.cpu_model(info) == "AMD EPYC 9454 48-Core Processor (family 25, model 17)"
+    # no numbers (another architecture): the name alone; no name: the platform's
+    assert machine.cpu_model("processor : 0\nmodel name : Some CPU\n") == "Some CPU"
+    assert machine.cpu_model("processor : 0\nBogoMIPS : 50.00\n")
 
 
 def test_a_cell_that_runs_out_of_time_is_reported():

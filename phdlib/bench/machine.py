@@ -15,21 +15,40 @@ def load_average() -> list | None:
     return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 
-def _cpu_name() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
+#: Where Linux describes the CPU (:func:`cpu_model`).
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def cpu_model(cpuinfo: str | None = None) -> str:
+    """This machine's CPU as records name it: the model name of the first processor in
+    ``/proc/cpuinfo`` (or the text ``cpuinfo``) with its family and model numbers where
+    the file gives them, e.g. ``"Intel(R) Xeon(R) Processor (family 6, model 207)"``;
+    a virtual machine's model name can be as generic as that, and the numbers still tell
+    one CPU from another. Without the file, the platform's processor name."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = CPUINFO.read_text()
+        except OSError:
+            cpuinfo = ""
+    fields = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():   # the first processor's block ends here
+            if fields:
                 break
-    except OSError:
-        pass
-    return cpu
+            continue
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name") or platform.processor() or platform.machine() or "unknown"
+    numbers = [f"{label} {fields[key]}" for key, label in (("cpu family", "family"),
+                                                           ("model", "model"))
+               if fields.get(key)]
+    return name + (f" ({', '.join(numbers)})" if numbers else "")
 
 
 def machine_info() -> dict:
     """CPU, cores, memory and library versions of this machine."""
-    cpu = _cpu_name()
+    cpu = cpu_model()
     mem = None
     try:
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -128,7 +128,7 @@ def report(res: BenchResult) -> str:
     """Every figure of one run as plain text (what ``phd bench`` prints)."""
     c, mch = res.config, res.machine
     pd_opts = dict(float_format=lambda x: f"{x:.4g}")
-    parts = [f"phd bench: {mch['cpu']} ({mch['llvm_cpu']}), {mch['cores']} cores; "
+    parts = [f"phd bench: {mch['cpu']}, LLVM target {mch['llvm_cpu']}, {mch['cores']} cores; "
              f"numpy {mch['numpy']}, numba {mch['numba']} ({mch['numba_threading_layer']}), "
              f"faiss {mch['faiss']}; {res.created}",
              f"N = {c['n']:,} random 64-bit codes; inner product at {c['ip_n']:,} float32 "

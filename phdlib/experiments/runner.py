@@ -30,7 +30,7 @@ import pandas as pd
 
 from .. import __version__, methods, results
 from . import training
-from ..bench.machine import load_average
+from ..bench.machine import cpu_model, load_average
 # re-exported: runner.status and runner.grid_cells, as before they moved to cells
 from .cells import grid_cells, record, status  # noqa: F401
 from .cluster import dependency_cells, execute as execute_on_cluster
@@ -284,7 +284,7 @@ def _write_manifest(root: Path, name: str, st: pd.DataFrame, outcomes: list, run
         "format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "name": name, **run,
         "backend": backend, "phdlib": __version__, "git_commit": git_commit(),
         "python": platform.python_version(), "host": socket.gethostname(),
-        "platform": platform.platform(), "cpus": os.cpu_count(),
+        "platform": platform.platform(), "cpu": cpu_model(), "cpus": os.cpu_count(),
         "load_average": load_average(), "client_pid": os.getpid(),
         "client_peak_rss_mb": peak_rss_mb(),
         "cells": records(cells),

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pandas as pd
 
-from .page import and_list
+from .page import and_list, cores_text
 
 __all__ = ["across", "across_findings", "chapter_costs", "dataset", "findings",
            "hours_minutes", "ordinal", "parameter_text", "parameter_values", "started_on",
@@ -97,14 +97,14 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     costs = chapter_costs(rec)
     total = float(rows["seconds"].sum()) / 60.0
     what = "; ".join(t for t in (parameter_text(rec, k) for k in ("profile", "seeds", "jobs")) if t)
-    cpus = prov.get("cpus")
+    cores = cores_text(prov)
     one = whole(rec)
     head = (f"**The whole book on {label} ran to the end in one build: "
             f"{hours_minutes(total)}** of chapter execution for its {len(rows)} chapters"
             if one else
             f"**The book on {label}: {hours_minutes(total)}** of chapter execution for the "
             f"{len(rows)} chapters recorded")
-    out = [head + (f" ({what})" if what else "") + (f" on {cpus} cores" if cpus else "")
+    out = [head + (f" ({what})" if what else "") + (f" on {cores}" if cores else "")
            + (f", one after another: {hours_minutes(float(b['span_seconds']) / 60.0)} from "
               f"the first one's start to the last one's end." if one else ".")]
     big = costs.sort_values("minutes", ascending=False).head(top)

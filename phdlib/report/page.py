@@ -88,6 +88,20 @@ def and_list(parts) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+def cores_text(provenance: Mapping) -> str | None:
+    """The machine a record names in its provenance (keys ``cpus`` and ``cpu``), for a
+    sentence or a caption: ``"2 cores of an AMD EPYC 9454 48-Core Processor (family 25,
+    model 17)"``; ``"2 cores"`` from a record that does not name its CPU (records written
+    before they did); None from one that gives neither."""
+    cpus, cpu = provenance.get("cpus"), provenance.get("cpu")
+    if not cpus:
+        return f"an {cpu}" if cpu and cpu[0].upper() in "AEIOU" else f"a {cpu}" if cpu else None
+    cores = f"{cpus} core{'s' if cpus != 1 else ''}"
+    if not cpu:
+        return cores
+    return f"{cores} of {'an' if cpu[0].upper() in 'AEIOU' else 'a'} {cpu}"
+
+
 def mean_std(mean, std=np.nan, digits: int = 4, mark: str = "") -> str:
     """``.7267* ± .0012``: the mark sits on the mean; no std shown for one seed (NaN)."""
     if mean is None or np.isnan(mean):

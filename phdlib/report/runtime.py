@@ -360,7 +360,7 @@ def details(res) -> dict:
     """The machine and the run's settings as ``{name: text}`` rows for
     :func:`phdlib.report.page.computed`."""
     m, c = res.machine, res.config
-    out = {"CPU": f"{m['cpu']} ({m['llvm_cpu']}), {m['cores']} cores",
+    out = {"CPU": f"{m['cpu']}, LLVM target {m['llvm_cpu']}, {m['cores']} cores",
            "libraries": f"NumPy {m['numpy']}, Numba {m['numba']} "
                         f"({m.get('numba_threading_layer', '?')}), faiss {m['faiss']}",
            "codes": f"{c['n']:,} random 64-bit codes; inner product at {c['ip_n']:,} "

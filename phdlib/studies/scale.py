@@ -61,6 +61,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
+from ..bench.machine import cpu_model
 from ..results.provenance import git_commit
 from ..experiments.usage import cpu_seconds, peak_rss_mb, usage_since, usage_start  # noqa: F401 (re-exported)
 from .. import data, evaluation, experiments, methods, results
@@ -165,10 +166,12 @@ def measure(dataset: str, method: str, bits: int, profile: str = "quick", seed: 
 
 
 def provenance(command: str = "") -> dict:
-    """Commit, date, machine and command of a measurement."""
+    """Commit, date, machine (its CPU named: :func:`phdlib.bench.machine.cpu_model`) and
+    command of a measurement."""
     return {"commit": git_commit(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "phdlib": __version__, "command": command}
+            "cpu": cpu_model(), "cpus": os.cpu_count(), "phdlib": __version__,
+            "command": command}
 
 
 def _cell_key(row) -> tuple:
