@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -377,3 +378,43 @@ def test_cli_record_errors_are_one_line(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["chapters"] == 1
     assert record.load(tmp_path / "r.json")["rows"]["chapter"].tolist() == ["a"]
+
+
+def test_a_build_on_another_machine_is_set_beside_the_first_chapter_by_chapter(tmp_path):
+    rows = [dict(ROW, chapter="a", title="Alpha", seconds=600.0),
+            dict(ROW, chapter="b", title="Beta", seconds=1200.0),
+            dict(ROW, chapter="c", title="Gamma", seconds=300.0)]
+    base = json.loads(_write_record(tmp_path / "base.json", rows, measured=MEASURED).read_text())
+    base["provenance"]["commit"] = "1111111111aaaa"
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    # the other machine: Alpha and Beta to the end, Gamma cut short, at other code
+    there = [dict(ROW, chapter="a", title="Alpha", seconds=1200.0),
+             dict(ROW, chapter="b", title="Beta", seconds=1800.0),
+             dict(ROW, chapter="c", title="Gamma", seconds=60.0, failed=True)]
+    other = json.loads(_write_record(tmp_path / "other.json", there,
+                                     measured=dict(MEASURED, failed="KeyboardInterrupt"))
+                       .read_text())
+    other["provenance"].update(commit="2222222222bbbb", cpu="Intel(R) Xeon(R) Processor "
+                                                            "(family 6, model 207)")
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    base, other = record.load(tmp_path / "base.json"), record.load(tmp_path / "other.json")
+    t = book_build.machines(base, [other])
+    assert t["chapter"].tolist() == ["Alpha", "Beta", "Gamma"]
+    assert t["minutes"].tolist() == pytest.approx([10.0, 20.0, 5.0])
+    assert t["minutes 1"].tolist()[:2] == pytest.approx([20.0, 30.0])
+    assert t["ratio 1"].tolist()[:2] == pytest.approx([2.0, 1.5])
+    assert np.isnan(t["minutes 1"].iloc[2]) and np.isnan(t["ratio 1"].iloc[2])  # cut short
+    lines = book_build.machines_findings(base, other, "Tiny")
+    assert "on 2 cores of an Intel(R) Xeon(R) Processor (family 6, model 207)" in lines[0]
+    assert "Interrupted in Gamma, by hand (unfinished, not failed)." in lines
+    assert lines[-1] == (
+        "For the 2 chapters both builds ran to the end it took 1.67 times as long as the "
+        "build above (50 min against 30 min; from 1.50 to 2.00 times by chapter, 1.50 in the "
+        "longest, Beta). The two ran different code (2222222222 here, 1111111111 above), so "
+        "the ratios are the machines' and the code's together.")
+    # the same code: no such caveat; nothing in common: nothing to compare
+    other["provenance"]["commit"] = base["provenance"]["commit"]
+    assert "different code" not in book_build.machines_findings(base, other, "Tiny")[-1]
+    other["rows"] = other["rows"].assign(failed=True)
+    assert not any(x.startswith("For the") for x in
+                   book_build.machines_findings(base, other, "Tiny"))

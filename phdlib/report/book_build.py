@@ -6,8 +6,9 @@ and longest cell). :func:`chapter_costs` is the table, :func:`findings` the
 computed statements, :func:`parameter_text` how the chapters' parameters
 read; :func:`across` and :func:`across_findings` put together the records of
 builds that each ran part of the book on one results store (a build
-interrupted, and one that ran the chapters it did not reach). Units:
-minutes on the page.
+interrupted, and one that ran the chapters it did not reach);
+:func:`machines` and :func:`machines_findings` set builds of the same book on
+other machines beside one. Units: minutes on the page.
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import pandas as pd
 from .page import and_list, cores_text
 
 __all__ = ["across", "across_findings", "chapter_costs", "dataset", "findings",
-           "hours_minutes", "ordinal", "parameter_text", "parameter_values", "started_on",
-           "whole"]
+           "hours_minutes", "machines", "machines_findings", "ordinal", "parameter_text",
+           "parameter_values", "started_on", "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -245,4 +246,56 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
         big = done.sort_values("minutes", ascending=False).head(3)
         named = [f"{c} ({hours_minutes(m)})" for c, m in zip(big["chapter"], big["minutes"])]
         out.append(f"{and_list(named)} took {big['share'].sum():.0f}% of it.")
+    return out
+
+
+def _finished_minutes(rec: dict) -> pd.Series:
+    """Minutes of each chapter the build of ``rec`` ran to the end, by chapter file."""
+    rows = rec["rows"]
+    done = rows[~rows["failed"].astype(bool)]
+    return pd.Series(done["seconds"].astype(float).to_numpy() / 60.0,
+                     index=done["chapter"].to_numpy())
+
+
+def machines(base: dict, others: list[dict]) -> pd.DataFrame:
+    """The chapters of the build ``base`` beside the same chapters in the builds
+    ``others`` (the same book on other machines), in ``base``'s order: ``chapter``
+    (title), ``minutes`` in ``base`` and, for each other build ``i`` (from 1),
+    ``minutes i`` and ``ratio i`` (its minutes over ``base``'s); NaN where a build did
+    not run a chapter to the end."""
+    here = _finished_minutes(base)
+    rows = base["rows"]
+    out = pd.DataFrame({"chapter": _names(rows),
+                        "minutes": rows["chapter"].map(here).astype(float).to_numpy()})
+    for i, rec in enumerate(others, start=1):
+        there = rows["chapter"].map(_finished_minutes(rec)).astype(float).to_numpy()
+        out[f"minutes {i}"] = there
+        out[f"ratio {i}"] = there / out["minutes"].to_numpy()
+    return out
+
+
+def machines_findings(base: dict, other: dict, label: str) -> list[str]:
+    """Computed statements on ``other``, a build of the book on another machine than
+    ``base``'s: on which machine and code it ran (:func:`findings` for the rest of
+    it), and how its chapters' times compare with ``base``'s for the chapters both ran
+    to the end: the ratio of the sums and its range over chapters, and that a ratio
+    mixes the two machines with the two commits' code where those differ."""
+    out = findings(other, label)
+    table = machines(base, [other]).dropna(subset=["minutes", "minutes 1"])
+    table = table[table["minutes"] > 0]
+    if table.empty:
+        return out
+    ratio = float(table["minutes 1"].sum() / table["minutes"].sum())
+    big = table.sort_values("minutes", ascending=False).iloc[0]
+    line = (f"For the {len(table)} chapter{'s' if len(table) != 1 else ''} both builds ran "
+            f"to the end it took {ratio:.2f} times as long as the build above "
+            f"({hours_minutes(float(table['minutes 1'].sum()))} against "
+            f"{hours_minutes(float(table['minutes'].sum()))}; from "
+            f"{float(table['ratio 1'].min()):.2f} to {float(table['ratio 1'].max()):.2f} times "
+            f"by chapter, {float(big['ratio 1']):.2f} in the longest, {big['chapter']}).")
+    commits = [str(r["provenance"].get("commit") or "?")[:10] for r in (base, other)]
+    if commits[0] != commits[1]:
+        line += (f" The two ran different code ({commits[1]} here, {commits[0]} above), "
+                 "so the ratios are the machines' and the code's together.")
+    out.append(line)
     return out
