@@ -412,9 +412,23 @@ def test_a_build_on_another_machine_is_set_beside_the_first_chapter_by_chapter(t
         "build above (50 min against 30 min; from 1.50 to 2.00 times by chapter, 1.50 in the "
         "longest, Beta). The two ran different code (2222222222 here, 1111111111 above), so "
         "the ratios are the machines' and the code's together.")
-    # the same code: no such caveat; nothing in common: nothing to compare
+    # the same code: no such caveat; code that cannot be told: said so
     other["provenance"]["commit"] = base["provenance"]["commit"]
     assert "different code" not in book_build.machines_findings(base, other, "Tiny")[-1]
+    for commit in (base["provenance"]["commit"] + "+dirty", None):
+        other["provenance"]["commit"] = commit
+        assert "cannot be told" in book_build.machines_findings(base, other, "Tiny")[-1]
+    # a chapter reused from an earlier build, or run from older source, is not compared;
+    # nor is one that took no time on the first machine
+    other["build"]["measured"]["cached"] = ["a"]
+    other["rows"] = other["rows"].assign(current=[True, False, True])
+    assert book_build.machines(base, [other])["minutes 1"].isna().all()
+    other["build"]["measured"]["cached"] = []
+    other["rows"] = other["rows"].assign(current=True)
+    base["rows"] = base["rows"].assign(seconds=[0.0, 1200.0, 300.0])
+    t = book_build.machines(base, [other])
+    assert np.isnan(t["ratio 1"].iloc[0]) and t["ratio 1"].iloc[1] == pytest.approx(1.5)
+    assert "For the 1 chapter both" in book_build.machines_findings(base, other, "Tiny")[-1]
     other["rows"] = other["rows"].assign(failed=True)
     assert not any(x.startswith("For the") for x in
                    book_build.machines_findings(base, other, "Tiny"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from phdlib.report import page
@@ -63,3 +64,11 @@ def test_a_record_names_its_machine_as_far_as_it_can():
     assert page.cores_text({"cpus": 2}) == "2 cores"   # a record from before the field
     assert page.cores_text({"cpu": epyc}) == f"an {epyc}"
     assert page.cores_text({}) is None
+
+
+@pytest.mark.parametrize("name, art", [
+    ("AMD EPYC 9454", "an"), ("Intel(R) Xeon(R) Processor", "an"), ("x86_64", "an"),
+    ("8-core", "an"), ("11th Gen Intel(R) Core(TM)", "an"), ("unknown", "an"),
+    ("Xeon", "a"), ("Neoverse-V2", "a"), ("12th Gen Intel(R) Core(TM)", "a"), ("", "a")])
+def test_the_article_before_a_cpu_name_is_the_one_said(name, art):
+    assert page.article(name) == art

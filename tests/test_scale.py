@@ -67,6 +67,7 @@ def test_a_sweep_written_to_a_file_resumes_and_keeps_failed_cells_for_a_rerun(tm
     assert calls == [("synthetic", "no-such-method", 8)]  # measured cells are kept, failed rerun
     assert set(df["method"]) == {"popularity", "no-such-method"}
     assert df["commit"].notna().all() and df["date"].notna().all()  # per-cell provenance
+    assert (df["cpu"] == machine.cpu_model()).all()   # and the CPU each cell ran on
     calls.clear()
     with pytest.raises(ValueError, match="profile 'quick', not 'full'"):
         scale.sweep(["synthetic"], ["popularity"], bits=(8,), profile="full", out=out)

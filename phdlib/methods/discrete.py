@@ -110,7 +110,8 @@ def _predict_blocks(g, Bs, Ds, Wu, Wi, score="hamming"):
 
 
 def objective(g: RatingGraph, target, Bs, Ds, Xs, Ys, Wu, Wi, alpha, beta,
-              score: str = "hamming", *, preds=None) -> tuple[float, float]:
+              score: str = "hamming", *,
+              preds: list[np.ndarray] | None = None) -> tuple[float, float]:
     """(objective, squared loss) of the discrete block model.
 
     target float64 (nnz,) in the user layout of ``g``; Bs, Ds, Xs, Ys: lists

@@ -250,11 +250,27 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
 
 
 def _finished_minutes(rec: dict) -> pd.Series:
-    """Minutes of each chapter the build of ``rec`` ran to the end, by chapter file."""
+    """Minutes of each chapter the build of ``rec`` itself ran to the end from today's
+    source, by chapter file: not one that failed or was cut short, one the build
+    reused from an earlier build (``measured["cached"]``), or one executed before its
+    source or the library last changed."""
     rows = rec["rows"]
-    done = rows[~rows["failed"].astype(bool)]
+    reused = set((rec["build"].get("measured") or {}).get("cached") or ())
+    keep = (~rows["failed"].astype(bool) & rows["current"].astype(bool)
+            & ~rows["chapter"].isin(reused))
+    done = rows[keep]
     return pd.Series(done["seconds"].astype(float).to_numpy() / 60.0,
                      index=done["chapter"].to_numpy())
+
+
+def _code(rec: dict) -> str | None:
+    """The commit a record's build ran (``+dirty`` kept), None where it names none."""
+    c = rec["provenance"].get("commit")
+    return str(c) if c else None
+
+
+def _short(commit: str) -> str:
+    return commit[:10] + ("+dirty" if commit.endswith("+dirty") else "")
 
 
 def machines(base: dict, others: list[dict]) -> pd.DataFrame:
@@ -262,7 +278,8 @@ def machines(base: dict, others: list[dict]) -> pd.DataFrame:
     ``others`` (the same book on other machines), in ``base``'s order: ``chapter``
     (title), ``minutes`` in ``base`` and, for each other build ``i`` (from 1),
     ``minutes i`` and ``ratio i`` (its minutes over ``base``'s); NaN where a build did
-    not run a chapter to the end."""
+    not run a chapter to the end itself (:func:`_finished_minutes`), and a ratio where
+    ``base``'s chapter took no time."""
     here = _finished_minutes(base)
     rows = base["rows"]
     out = pd.DataFrame({"chapter": _names(rows),
@@ -270,7 +287,7 @@ def machines(base: dict, others: list[dict]) -> pd.DataFrame:
     for i, rec in enumerate(others, start=1):
         there = rows["chapter"].map(_finished_minutes(rec)).astype(float).to_numpy()
         out[f"minutes {i}"] = there
-        out[f"ratio {i}"] = there / out["minutes"].to_numpy()
+        out[f"ratio {i}"] = there / out["minutes"].where(out["minutes"] > 0).to_numpy()
     return out
 
 
@@ -279,7 +296,8 @@ def machines_findings(base: dict, other: dict, label: str) -> list[str]:
     ``base``'s: on which machine and code it ran (:func:`findings` for the rest of
     it), and how its chapters' times compare with ``base``'s for the chapters both ran
     to the end: the ratio of the sums and its range over chapters, and that a ratio
-    mixes the two machines with the two commits' code where those differ."""
+    mixes the two machines with the two commits' code where those differ (or where a
+    record cannot say: no commit, or uncommitted changes)."""
     out = findings(other, label)
     table = machines(base, [other]).dropna(subset=["minutes", "minutes 1"])
     table = table[table["minutes"] > 0]
@@ -293,9 +311,13 @@ def machines_findings(base: dict, other: dict, label: str) -> list[str]:
             f"{hours_minutes(float(table['minutes'].sum()))}; from "
             f"{float(table['ratio 1'].min()):.2f} to {float(table['ratio 1'].max()):.2f} times "
             f"by chapter, {float(big['ratio 1']):.2f} in the longest, {big['chapter']}).")
-    commits = [str(r["provenance"].get("commit") or "?")[:10] for r in (base, other)]
-    if commits[0] != commits[1]:
-        line += (f" The two ran different code ({commits[1]} here, {commits[0]} above), "
-                 "so the ratios are the machines' and the code's together.")
+    ours, theirs = _code(base), _code(other)
+    if ours is None or theirs is None or ours.endswith("+dirty") or theirs.endswith("+dirty"):
+        line += (" Whether the two ran the same code cannot be told (a record without its "
+                 "commit, or with changes not committed), so the ratios may be the code's as "
+                 "well as the machines'.")
+    elif ours != theirs:
+        line += (f" The two ran different code ({_short(theirs)} here, {_short(ours)} "
+                 "above), so the ratios are the machines' and the code's together.")
     out.append(line)
     return out

@@ -88,18 +88,38 @@ def and_list(parts) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+def article(name: str) -> str:
+    """``"a"`` or ``"an"`` before ``name`` as it is said: ``"an AMD EPYC"``, ``"an Intel"``,
+    ``"an x86_64"`` and ``"an 8-core"`` (said "ex", "eight"), ``"an 11th Gen"``,
+    ``"an unknown"``, ``"a Xeon"``, ``"a Neoverse-V2"``, ``"a 12th Gen"``; a rule of
+    thumb for the names of CPUs, not of every word."""
+    word = name.strip().split(" ", 1)[0]
+    if not word:
+        return "a"
+    number = re.match(r"\d+", word)
+    if number:   # eight, eleven, eighteen, eighty...; 8xx and 18xx thousand
+        n = number.group()
+        return "an" if n[0] == "8" or n in ("11", "18") or (len(n) in (2, 5, 8) and
+                                                             n.startswith("18")) else "a"
+    first, rest = word[0], word[1:2]
+    if first.upper() in "AEIO" or word.lower().startswith(("unk", "ult")):
+        return "an"
+    # a letter said on its own ("x86", "RTX", "FPGA", "M2"): ef, aitch, el, em, en, ar, es, ex
+    spelled = not rest or not rest.islower()
+    return "an" if spelled and first.upper() in "FHLMNRSX" else "a"
+
+
 def cores_text(provenance: Mapping) -> str | None:
     """The machine a record names in its provenance (keys ``cpus`` and ``cpu``), for a
     sentence or a caption: ``"2 cores of an AMD EPYC 9454 48-Core Processor (family 25,
     model 17)"``; ``"2 cores"`` from a record that does not name its CPU (records written
     before they did); None from one that gives neither."""
     cpus, cpu = provenance.get("cpus"), provenance.get("cpu")
+    named = f"{article(cpu)} {cpu}" if cpu else None
     if not cpus:
-        return f"an {cpu}" if cpu and cpu[0].upper() in "AEIOU" else f"a {cpu}" if cpu else None
+        return named
     cores = f"{cpus} core{'s' if cpus != 1 else ''}"
-    if not cpu:
-        return cores
-    return f"{cores} of {'an' if cpu[0].upper() in 'AEIOU' else 'a'} {cpu}"
+    return f"{cores} of {named}" if named else cores
 
 
 def mean_std(mean, std=np.nan, digits: int = 4, mark: str = "") -> str:

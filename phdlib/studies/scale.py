@@ -224,9 +224,10 @@ def sweep(datasets, methods_, bits=(32, 64), profile: str = "quick", data_dir=No
                 except RuntimeError as exc:
                     row = pd.DataFrame([{"dataset": d, "method": m, "bits": b,
                                          "error": str(exc)}])
-                # each cell keeps the commit and date it was measured at (a resumed
-                # sweep mixes them)
-                frames.append(row.assign(commit=prov["commit"], date=prov["date"]))
+                # each cell keeps the commit, date and CPU it was measured at (a
+                # resumed sweep mixes them; the file's provenance is its last writer's)
+                frames.append(row.assign(commit=prov["commit"], date=prov["date"],
+                                         cpu=prov["cpu"]))
                 if out is not None:
                     _merge_save(out, frames[-1], prov)
                 bar.update()
