@@ -67,6 +67,31 @@ def test_a_row_reads_papermills_timing_the_longest_cell_and_the_parameters(tmp_p
     assert row["failed"] is False
 
 
+def test_an_execution_that_never_ended_is_an_unfinished_row_up_to_its_last_cell(tmp_path):
+    """A partial notebook of a chapter still running, or of a build killed from outside:
+    papermill wrote its start and each completed cell's end, but no end of its own."""
+    src = tmp_path / "ch.md"
+    src.write_text("# A chapter\n")
+    nb_path = executed_notebook(tmp_path / "ch.partial.ipynb", durations=(1.0, 2.0, 4.0))
+    nb = nbformat.read(str(nb_path), as_version=4)
+    nb.metadata["papermill"].update(end_time=None, duration=None)
+    code = [c for c in nb.cells if c.cell_type == "code" and "papermill" in c.metadata]
+    code[0].metadata["papermill"]["end_time"] = "2026-01-01T10:00:01+00:00"
+    code[1].metadata["papermill"]["end_time"] = "2026-01-01T10:00:03+00:00"
+    code[2].metadata["papermill"].update(duration=None, status="running")   # never ended
+    nbformat.write(nb, str(nb_path))
+    row = record.chapter_row(src, nb_path, failed=True)
+    assert row["unfinished"] is True and row["failed"] is True and row["current"] is False
+    assert row["seconds"] == 3.0 and row["finished"] == "2026-01-01T10:00:03+00:00"
+    # a completed execution is not unfinished; nor one with no start (refused, by name)
+    assert record.chapter_row(src, executed_notebook(tmp_path / "ok.ipynb"))["unfinished"] \
+        is False
+    nb.metadata["papermill"]["start_time"] = None
+    nbformat.write(nb, str(nb_path))
+    with pytest.raises(ValueError, match=r"ch\.partial\.ipynb: no papermill timing"):
+        record.chapter_row(src, nb_path, failed=True)
+
+
 def test_a_notebook_without_papermills_timing_is_refused_by_name(tmp_path):
     src = tmp_path / "ch.md"
     src.write_text("# A chapter\n")
@@ -274,6 +299,18 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
     assert ("jobs = 2) on 2 cores of an AMD EPYC 9454 48-Core Processor (family 25, model 17), "
             "one after another") in book_build.findings(record.load(tmp_path / "named.json"),
                                                         "Tiny")[0]
+    # a chapter whose execution never ended: unfinished, with what it had done
+    still = [dict(r) for r in rows] + [dict(ROW, chapter="d", title="Delta", seconds=720.0,
+                                            failed=True, unfinished=True, current=False)]
+    lines = book_build.findings(record.load(_write_record(tmp_path / "u.json", still)), "Tiny")
+    assert ("Unfinished, an execution that never ended (still running when recorded, or "
+            "stopped from outside): Delta (12 min to its last completed cell).") in lines
+    assert not any(x.startswith("Failed") for x in lines)
+    # a record from before the field reads as finished; a wrong type is named
+    assert not record.load(tmp_path / "r.json")["rows"]["unfinished"].any()
+    still[3]["unfinished"] = "yes"
+    with pytest.raises(ValueError, match=r"row 3 \(d\): unfinished must be true or false"):
+        record.load(_write_record(tmp_path / "u.json", still))
     rows[1]["failed"] = True
     rows[2]["parameters"] = {"dataset": "ml-1m"}
     rows[1]["parameters"] = {"dataset": "ml-100k"}

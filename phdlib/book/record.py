@@ -8,7 +8,10 @@ read from the partial notebook the driver leaves beside it) into one record:
 a row per chapter (its title, parameters, start, end, seconds, code cells
 and the longest of them, whether it failed, and whether its execution is
 current: its source and the library are today's) with the provenance of the
-checkout and machine. :func:`build_recorded` runs a build and writes that
+checkout and machine. A partial notebook whose execution never ended (the
+build is still running it, or was stopped from outside, e.g. killed) is a
+row marked ``unfinished``: its time up to the end of its last cell that
+completed. :func:`build_recorded` runs a build and writes that
 record with what the build itself measured (``build["measured"]``: its
 start and wall time, whether it built the site, which chapters it executed
 and which it reused from an earlier build, the runs the results store held
@@ -47,6 +50,10 @@ FORMAT = "phd-book-build"
 ROW_KEYS = {"chapter": str, "title": str, "started": str, "finished": str, "seconds": float,
             "parameters": dict, "cells": int, "longest_cell": (int, type(None)),
             "longest_cell_seconds": float, "current": bool, "failed": bool}
+#: Fields a row may have besides :data:`ROW_KEYS` (records written before them lack
+#: them), with the value :func:`load` gives a row without one: ``unfinished``, an
+#: execution that never ended (:func:`chapter_row`).
+ROW_OPTIONAL = {"unfinished": False}
 #: Fields of ``build["measured"]`` that are numbers (:func:`load`).
 MEASURED_NUMBERS = ("wall_seconds", "peak_total_rss_mb", "peak_process_rss_mb",
                     "sample_interval_s")
@@ -104,7 +111,9 @@ def _defaults(nb: dict) -> dict:
 def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
                 failed: bool = False) -> dict:
     """One chapter's row, from the notebook papermill wrote (``ValueError`` naming the
-    file when its timing is not in it). ``parameters``: the defaults of the chapter's
+    file when its timing is not in it). A ``failed`` (partial) notebook whose execution
+    has a start and no end is ``unfinished``: still running, or stopped from outside;
+    its ``seconds`` and ``finished`` go up to the end of its last completed cell. ``parameters``: the defaults of the chapter's
     ``parameters`` cell with the values the build passed over them. ``cells``: its
     code cells, without the one papermill injects. ``current``: the cache key beside
     ``executed`` matches the chapter's source today and, given ``lib_hash``, the
@@ -113,16 +122,26 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
     try:
         nb = json.loads(executed.read_text(encoding="utf-8"))
         pm = nb["metadata"]["papermill"]
-        seconds = float(pm["duration"])
+        unfinished = failed and pm.get("start_time") and pm.get("end_time") is None \
+            and pm.get("duration") is None
+        seconds = 0.0 if unfinished else float(pm["duration"])
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{executed}: not a readable executed notebook ({exc})") from None
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         raise ValueError(f"{executed}: no papermill timing (metadata.papermill start_time, "
                          f"end_time, duration): not executed by phd book build") from None
     started = _utc(pm.get("start_time"), executed, "metadata.papermill.start_time")
-    finished = _utc(pm.get("end_time"), executed, "metadata.papermill.end_time")
     code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"
             and "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
+    if unfinished:   # up to the end of the last cell that completed
+        ends = [_utc(c["metadata"]["papermill"]["end_time"], executed,
+                     "a cell's metadata.papermill.end_time")
+                for c in nb.get("cells", [])
+                if (c.get("metadata", {}).get("papermill") or {}).get("end_time")]
+        finished = max([started, *ends])
+        seconds = (finished - started).total_seconds()
+    else:
+        finished = _utc(pm.get("end_time"), executed, "metadata.papermill.end_time")
     durations = [float((c.get("metadata", {}).get("papermill") or {}).get("duration") or 0.0)
                  for c in code]
     longest = max(range(len(durations)), key=durations.__getitem__) if durations else None
@@ -137,7 +156,8 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
             "parameters": {**_defaults(nb), **(pm.get("parameters") or {})},
             "cells": len(code), "longest_cell": None if longest is None else longest + 1,
             "longest_cell_seconds": 0.0 if longest is None else durations[longest],
-            "current": bool(current), "failed": bool(failed or pm.get("exception"))}
+            "current": bool(current), "failed": bool(failed or pm.get("exception")),
+            "unfinished": bool(unfinished)}
 
 
 def from_executed(root: Path | str | None = None, command: str = "",
@@ -269,6 +289,10 @@ def _check_row(path: Path, i: int, r) -> None:
                              f"got {v!r}")
     for k in ("started", "finished"):
         _utc(r[k], path, f"row {i} ({r['chapter']}): {k}")
+    for k, default in ROW_OPTIONAL.items():
+        if not isinstance(r.get(k, default), type(default)):
+            raise ValueError(f"{path}: row {i} ({r['chapter']}): {k} must be "
+                             f"{_KIND_WORDS[type(default)]}, got {r[k]!r}")
 
 
 def _check_measured(path: Path, m) -> None:
@@ -321,4 +345,7 @@ def load(path: Path | str) -> dict:
     if not (isinstance(b.get("missing"), list) and all(isinstance(x, str) for x in b["missing"])):
         raise ValueError(f"{path}: build.missing must be a list of chapter names")
     _check_measured(path, b.get("measured"))
-    return {"provenance": obj["provenance"], "build": b, "rows": pd.DataFrame(obj["rows"])}
+    rows = pd.DataFrame(obj["rows"])
+    for k, default in ROW_OPTIONAL.items():
+        rows[k] = rows[k].fillna(default).astype(bool) if k in rows else default
+    return {"provenance": obj["provenance"], "build": b, "rows": rows}

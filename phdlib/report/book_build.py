@@ -121,12 +121,19 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
             f"{v} in {and_list(t)}" for v, t in datasets.values()) + ".")
     m = b.get("measured")
     interrupted = bool(m) and m.get("failed") == "KeyboardInterrupt"
-    failed = [names[c] for c in rows.loc[rows["failed"].astype(bool), "chapter"]]
+    open_ = rows["unfinished"].astype(bool) if "unfinished" in rows else False
+    failed = [names[c] for c in rows.loc[rows["failed"].astype(bool) & ~open_, "chapter"]]
+    unfinished = [f"{names[c]} ({hours_minutes(float(t) / 60.0)} to its last completed cell)"
+                  for c, t in rows.loc[rows["failed"].astype(bool) & open_, ["chapter", "seconds"]]
+                  .itertuples(index=False)]
     stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
              if not cur and not f]
     if failed:
         out.append(f"Interrupted in {and_list(failed)}, by hand (unfinished, not failed)."
                    if interrupted else f"Failed: {and_list(failed)}.")
+    if unfinished:
+        out.append(f"Unfinished, an execution that never ended (still running when "
+                   f"recorded, or stopped from outside): {and_list(unfinished)}.")
     if stale:
         out.append(f"Executed before their source or the library last changed: "
                    f"{and_list(stale)}.")
