@@ -86,10 +86,36 @@ def test_an_execution_that_never_ended_is_an_unfinished_row_up_to_its_last_cell(
     # a completed execution is not unfinished; nor one with no start (refused, by name)
     assert record.chapter_row(src, executed_notebook(tmp_path / "ok.ipynb"))["unfinished"] \
         is False
+    # an execution without an end is unfinished only as a partial notebook: the driver
+    # writes the finished one whole, with its end
+    with pytest.raises(ValueError, match=r"ch\.partial\.ipynb: no papermill timing"):
+        record.chapter_row(src, nb_path)
+    # no cell completed yet: no time
+    for c in code:
+        c.metadata["papermill"]["end_time"] = None
+    nbformat.write(nb, str(nb_path))
+    row = record.chapter_row(src, nb_path, failed=True)
+    assert row["unfinished"] and row["seconds"] == 0.0 and row["finished"] == row["started"]
     nb.metadata["papermill"]["start_time"] = None
     nbformat.write(nb, str(nb_path))
     with pytest.raises(ValueError, match=r"ch\.partial\.ipynb: no papermill timing"):
         record.chapter_row(src, nb_path, failed=True)
+
+
+def test_a_partial_notebook_read_while_the_build_replaces_it_is_read_where_it_went(
+        tmp_path, monkeypatch):
+    src = tmp_path / "ch.md"
+    src.write_text("# A chapter\n")
+    done = executed_notebook(tmp_path / "ch.ipynb", seconds=7.0)
+    partial = tmp_path / "ch.partial.ipynb"
+    partial.write_text('{"cells": [')   # half written
+    monkeypatch.setattr(record.time, "sleep", lambda s: partial.unlink())  # then moved away
+    row = record._partial_row(src, partial, done, None)
+    assert row["seconds"] == 7.0 and not row["failed"] and not row["unfinished"]
+    partial.write_text('{"cells": [')   # still half written a second later: said so
+    monkeypatch.setattr(record.time, "sleep", lambda s: None)
+    with pytest.raises(ValueError, match=r"ch\.partial\.ipynb: not a readable executed"):
+        record._partial_row(src, partial, done, None)
 
 
 def test_a_notebook_without_papermills_timing_is_refused_by_name(tmp_path):
@@ -202,7 +228,7 @@ def test_from_executed_names_the_chapters_never_executed_and_mixes_time_zones(tm
     assert rec["build"]["span_seconds"] == 13.5 and rec["build"]["chapter_seconds"] == 7.0
     assert rec["rows"][1]["started"] == "2026-01-01T10:00:10+00:00"
     lines = book_build.findings({**rec, "rows": pd.DataFrame(rec["rows"])}, "Tiny")
-    assert lines[0].startswith("**The book on Tiny: 0.1 min** of chapter execution for the "
+    assert lines[0].startswith("**The book on Tiny: 7 s** of chapter execution for the "
                                "2 chapters recorded")
     assert "Never executed in this checkout: b." in lines
 
@@ -303,8 +329,8 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
     still = [dict(r) for r in rows] + [dict(ROW, chapter="d", title="Delta", seconds=720.0,
                                             failed=True, unfinished=True, current=False)]
     lines = book_build.findings(record.load(_write_record(tmp_path / "u.json", still)), "Tiny")
-    assert ("Unfinished, an execution that never ended (still running when recorded, or "
-            "stopped from outside): Delta (12 min to its last completed cell).") in lines
+    assert ("Never ran to the end (still running when recorded, or killed): Delta (12 min to "
+            "its last completed cell).") in lines
     assert not any(x.startswith("Failed") for x in lines)
     # a record from before the field reads as finished; a wrong type is named
     assert not record.load(tmp_path / "r.json")["rows"]["unfinished"].any()
@@ -359,6 +385,14 @@ def test_builds_one_after_another_are_put_together_chapter_by_chapter(tmp_path):
     assert "not a build that ran in one go" in lines[0]
     assert "Cut short and run again later: Runtime in the first build, after 1.5 min." in lines
     assert "No build executed z." in lines
+    # the last build's chapter that never ended is cut short, and not run again
+    last = record.load(_write_record(
+        tmp_path / "2u.json", second + [dict(ROW, chapter="u", title="Upsilon", seconds=0.0,
+                                             failed=True, unfinished=True, current=False,
+                                             started="2026-01-01T03:00:00+00:00")],
+        missing=["a", "b", "z"], measured={**MEASURED, "store_runs_before": 639}))
+    assert ("Cut short and not run again: Upsilon in the second build (no cell completed)."
+            in book_build.across_findings([one, last], "Tiny"))
     assert any(x.startswith("The most memory any of them held: 8.00 GiB") and
                x.endswith("in the first.") for x in lines), lines
     assert "Beta (1 h 15 min), Alpha (50 min) and Scale (15 min) took 93% of it." in lines
@@ -376,7 +410,7 @@ def test_builds_one_after_another_are_put_together_chapter_by_chapter(tmp_path):
     assert not any(x.startswith("Beta (") for x in lines)   # no ranking of a partial book
 
 
-@pytest.mark.parametrize("minutes, text", [(7.54, "7.5 min"), (47.4, "47 min"),
+@pytest.mark.parametrize("minutes, text", [(0.4, "24 s"), (7.54, "7.5 min"), (47.4, "47 min"),
                                            (112.4, "1 h 52 min"), (119.6, "2 h 0 min")])
 def test_hours_minutes(minutes, text):
     assert book_build.hours_minutes(minutes) == text
@@ -445,10 +479,27 @@ def test_a_build_on_another_machine_is_set_beside_the_first_chapter_by_chapter(t
     assert "on 2 cores of an Intel(R) Xeon(R) Processor (family 6, model 207)" in lines[0]
     assert "Interrupted in Gamma, by hand (unfinished, not failed)." in lines
     assert lines[-1] == (
-        "For the 2 chapters both builds ran to the end it took 1.67 times as long as the "
-        "build above (50 min against 30 min; from 1.50 to 2.00 times by chapter, 1.50 in the "
-        "longest, Beta). The two ran different code (2222222222 here, 1111111111 above), so "
-        "the ratios are the machines' and the code's together.")
+        "For the 2 chapters both builds ran to the end, this build took 1.67 times as long "
+        "as the build above (50 min against 30 min; from 1.50 to 2.00 times by chapter, 1.50 "
+        "in the longest, Beta). The two ran different code (2222222222 here, 1111111111 "
+        "above), so the ratios are the machines' and the code's together.")
+    # other parameters: not compared, and said so; another store, or one not known: said so
+    other["rows"].at[0, "parameters"] = {"seeds": 1}
+    t = book_build.machines(base, [other])
+    assert np.isnan(t["minutes 1"].iloc[0]) and t["minutes 1"].iloc[1] == pytest.approx(30.0)
+    lines = book_build.machines_findings(base, other, "Tiny")
+    assert "Ran with other parameters than the build above, so not compared: Alpha." in lines
+    assert lines[-1].startswith("For the 1 chapter both builds ran to the end, this build took "
+                                "1.50 times as long as the build above (30 min against 20 "
+                                "min).")
+    other["rows"].at[0, "parameters"] = {}
+    other["build"]["measured"]["store_runs_before"] = 639
+    assert ("The builds started on different results stores (639 runs here, 0 above)"
+            in book_build.machines_findings(base, other, "Tiny")[-1])
+    other["build"]["measured"] = None   # a record of executions only (phd book record)
+    assert ("A record does not say which results store its build started on"
+            in book_build.machines_findings(base, other, "Tiny")[-1])
+    other["build"]["measured"] = dict(MEASURED, failed="KeyboardInterrupt")
     # the same code: no such caveat; code that cannot be told: said so
     other["provenance"]["commit"] = base["provenance"]["commit"]
     assert "different code" not in book_build.machines_findings(base, other, "Tiny")[-1]

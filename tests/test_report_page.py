@@ -68,7 +68,8 @@ def test_a_record_names_its_machine_as_far_as_it_can():
 
 @pytest.mark.parametrize("name, art", [
     ("AMD EPYC 9454", "an"), ("Intel(R) Xeon(R) Processor", "an"), ("x86_64", "an"),
-    ("8-core", "an"), ("11th Gen Intel(R) Core(TM)", "an"), ("unknown", "an"),
+    ("8-core", "an"), ("11th Gen Intel(R) Core(TM)", "an"), ("unknown", "an"), ("HP", "an"),
+    ("M1", "an"),
     ("Xeon", "a"), ("Neoverse-V2", "a"), ("12th Gen Intel(R) Core(TM)", "a"), ("", "a")])
 def test_the_article_before_a_cpu_name_is_the_one_said(name, art):
     assert page.article(name) == art

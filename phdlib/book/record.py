@@ -135,8 +135,8 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
             and "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
     if unfinished:   # up to the end of the last cell that completed
         ends = [_utc(c["metadata"]["papermill"]["end_time"], executed,
-                     "a cell's metadata.papermill.end_time")
-                for c in nb.get("cells", [])
+                     f"cell {i + 1}: metadata.papermill.end_time")
+                for i, c in enumerate(nb.get("cells", []))
                 if (c.get("metadata", {}).get("papermill") or {}).get("end_time")]
         finished = max([started, *ends])
         seconds = (finished - started).total_seconds()
@@ -160,6 +160,21 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
             "unfinished": bool(unfinished)}
 
 
+def _partial_row(src: Path, partial: Path, executed: Path, lib_hash: str | None,
+                 wait: float = 1.0) -> dict:
+    """The row of a chapter whose last execution left ``partial``. A build still running
+    rewrites that notebook as its cells end, in place, and replaces the finished one
+    with it at the chapter's end: a notebook read half written is read once more after
+    ``wait`` seconds, and one gone by then is read where the build put it."""
+    try:
+        return chapter_row(src, partial, lib_hash, failed=True)
+    except ValueError:
+        time.sleep(wait)
+        if not partial.is_file() and executed.is_file():
+            return chapter_row(src, executed, lib_hash)
+        return chapter_row(src, partial, lib_hash, failed=True)
+
+
 def from_executed(root: Path | str | None = None, command: str = "",
                   measured: dict | None = None) -> dict:
     """The record of the chapters last executed in the checkout at ``root``.
@@ -179,7 +194,7 @@ def from_executed(root: Path | str | None = None, command: str = "",
         executed = exec_dir / src.relative_to(root).with_suffix(".ipynb")
         partial = executed.with_suffix(".partial.ipynb")  # the last execution failed
         if partial.is_file():
-            rows.append(chapter_row(src, partial, lib_hash, failed=True))
+            rows.append(_partial_row(src, partial, executed, lib_hash))
         elif executed.is_file():
             rows.append(chapter_row(src, executed, lib_hash))
         else:

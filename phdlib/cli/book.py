@@ -74,7 +74,8 @@ def _record(args) -> int:
         dump_json({"out": str(path), "chapters": len(rec["rows"]), **rec["build"]})
     else:
         b = rec["build"]
-        print(f"{path}: {len(rec['rows'])} chapters, {b['chapter_seconds'] / 60:.1f} min of "
+        n = len(rec["rows"])
+        print(f"{path}: {n} chapter{'s' if n != 1 else ''}, {b['chapter_seconds'] / 60:.1f} min of "
               f"execution, {b['span_seconds'] / 60:.1f} min from the first start to the last end"
               + (f"; never executed: {', '.join(b['missing'])}" if b["missing"] else ""))
     return 0

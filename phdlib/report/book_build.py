@@ -24,8 +24,11 @@ __all__ = ["across", "across_findings", "chapter_costs", "dataset", "findings",
 
 
 def hours_minutes(minutes: float) -> str:
-    """``112.4`` -> ``"1 h 52 min"``; under an hour ``"47 min"``; under 10 min ``"7.5 min"``."""
+    """``112.4`` -> ``"1 h 52 min"``; under an hour ``"47 min"``; under 10 min ``"7.5 min"``;
+    under a minute ``"34 s"``."""
     m = float(minutes)
+    if m < 1:
+        return f"{m * 60:.0f} s"
     if m < 10:
         return f"{m:.1f} min"
     h, rest = divmod(int(round(m)), 60)
@@ -100,11 +103,12 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     what = "; ".join(t for t in (parameter_text(rec, k) for k in ("profile", "seeds", "jobs")) if t)
     cores = cores_text(prov)
     one = whole(rec)
+    n = f"{len(rows)} chapter{'s' if len(rows) != 1 else ''}"
     head = (f"**The whole book on {label} ran to the end in one build: "
-            f"{hours_minutes(total)}** of chapter execution for its {len(rows)} chapters"
+            f"{hours_minutes(total)}** of chapter execution for its {n}"
             if one else
             f"**The book on {label}: {hours_minutes(total)}** of chapter execution for the "
-            f"{len(rows)} chapters recorded")
+            f"{n} recorded")
     out = [head + (f" ({what})" if what else "") + (f" on {cores}" if cores else "")
            + (f", one after another: {hours_minutes(float(b['span_seconds']) / 60.0)} from "
               f"the first one's start to the last one's end." if one else ".")]
@@ -121,19 +125,20 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
             f"{v} in {and_list(t)}" for v, t in datasets.values()) + ".")
     m = b.get("measured")
     interrupted = bool(m) and m.get("failed") == "KeyboardInterrupt"
-    open_ = rows["unfinished"].astype(bool) if "unfinished" in rows else False
-    failed = [names[c] for c in rows.loc[rows["failed"].astype(bool) & ~open_, "chapter"]]
-    unfinished = [f"{names[c]} ({hours_minutes(float(t) / 60.0)} to its last completed cell)"
-                  for c, t in rows.loc[rows["failed"].astype(bool) & open_, ["chapter", "seconds"]]
-                  .itertuples(index=False)]
+    bad = rows["failed"].astype(bool)
+    open_ = (rows["unfinished"].astype(bool) if "unfinished" in rows
+             else pd.Series(False, index=rows.index))
+    failed = [names[c] for c in rows.loc[bad & ~open_, "chapter"]]
+    unfinished = [f"{names[c]} ({_so_far(t)})" for c, t in
+                  rows.loc[bad & open_, ["chapter", "seconds"]].itertuples(index=False)]
     stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
              if not cur and not f]
     if failed:
         out.append(f"Interrupted in {and_list(failed)}, by hand (unfinished, not failed)."
                    if interrupted else f"Failed: {and_list(failed)}.")
     if unfinished:
-        out.append(f"Unfinished, an execution that never ended (still running when "
-                   f"recorded, or stopped from outside): {and_list(unfinished)}.")
+        out.append(f"Never ran to the end (still running when recorded, or killed): "
+                   f"{and_list(unfinished)}.")
     if stale:
         out.append(f"Executed before their source or the library last changed: "
                    f"{and_list(stale)}.")
@@ -160,6 +165,13 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     out.append(f"The build {took} {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
                f"time{site}{mem}{store}.")
     return out
+
+
+def _so_far(seconds) -> str:
+    """What an unfinished chapter had done: ``"12 min to its last completed cell"``."""
+    t = float(seconds)
+    return f"{hours_minutes(t / 60.0)} to its last completed cell" if t > 0 else \
+        "no cell completed"
 
 
 def started_on(rec: dict) -> str:
@@ -228,14 +240,22 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
            f"first read the runs the ones before had stored, as one build going on would "
            f"have: the sum is what one build from an empty store would take, less the "
            f"time lost to interruptions, not a build that ran in one go."]
-    lost = []
+    last_try = {}   # chapter -> the last build that executed it
+    for i, rec in enumerate(recs):
+        for c in rec["rows"]["chapter"]:
+            last_try[c] = i
+    again, cut = [], []
     for i, rec in enumerate(recs):
         rows = rec["rows"]
         for _, r in rows[rows["failed"].astype(bool)].iterrows():
-            lost.append(f"{r['title'] or r['chapter']} in the {ordinal(i)} build, after "
-                        f"{hours_minutes(float(r['seconds']) / 60.0)}")
-    if lost:
-        out.append(f"Cut short and run again later: {and_list(lost)}.")
+            what = (f"{r['title'] or r['chapter']} in the {ordinal(i)} build"
+                    + (f" ({_so_far(r['seconds'])})" if r.get("unfinished") else
+                       f", after {hours_minutes(float(r['seconds']) / 60.0)}"))
+            (again if last_try[r["chapter"]] > i else cut).append(what)
+    if again:
+        out.append(f"Cut short and run again later: {and_list(again)}.")
+    if cut:
+        out.append(f"Cut short and not run again: {and_list(cut)}.")
     unfinished = table.loc[~table["finished"], "chapter"].tolist()
     if unfinished:
         out.append(f"No build finished {and_list(unfinished)}.")
@@ -280,19 +300,27 @@ def _short(commit: str) -> str:
     return commit[:10] + ("+dirty" if commit.endswith("+dirty") else "")
 
 
+def _same_parameters(base: dict, other: dict) -> list[str]:
+    """The chapters (file names) both records ran with different parameters."""
+    ours = dict(zip(base["rows"]["chapter"], base["rows"]["parameters"]))
+    return [c for c, p in zip(other["rows"]["chapter"], other["rows"]["parameters"])
+            if c in ours and ours[c] != p]
+
+
 def machines(base: dict, others: list[dict]) -> pd.DataFrame:
     """The chapters of the build ``base`` beside the same chapters in the builds
     ``others`` (the same book on other machines), in ``base``'s order: ``chapter``
     (title), ``minutes`` in ``base`` and, for each other build ``i`` (from 1),
     ``minutes i`` and ``ratio i`` (its minutes over ``base``'s); NaN where a build did
-    not run a chapter to the end itself (:func:`_finished_minutes`), and a ratio where
-    ``base``'s chapter took no time."""
+    not run a chapter to the end itself (:func:`_finished_minutes`) or ran it with other
+    parameters than ``base``, and a ratio where ``base``'s chapter took no time."""
     here = _finished_minutes(base)
     rows = base["rows"]
     out = pd.DataFrame({"chapter": _names(rows),
                         "minutes": rows["chapter"].map(here).astype(float).to_numpy()})
     for i, rec in enumerate(others, start=1):
-        there = rows["chapter"].map(_finished_minutes(rec)).astype(float).to_numpy()
+        there = rows["chapter"].map(_finished_minutes(rec)).astype(float).to_numpy(copy=True)
+        there[rows["chapter"].isin(_same_parameters(base, rec)).to_numpy()] = float("nan")
         out[f"minutes {i}"] = there
         out[f"ratio {i}"] = there / out["minutes"].where(out["minutes"] > 0).to_numpy()
     return out
@@ -302,22 +330,33 @@ def machines_findings(base: dict, other: dict, label: str) -> list[str]:
     """Computed statements on ``other``, a build of the book on another machine than
     ``base``'s: on which machine and code it ran (:func:`findings` for the rest of
     it), and how its chapters' times compare with ``base``'s for the chapters both ran
-    to the end: the ratio of the sums and its range over chapters, and that a ratio
-    mixes the two machines with the two commits' code where those differ (or where a
-    record cannot say: no commit, or uncommitted changes)."""
+    to the end with the same parameters: the ratio of the sums, its range over
+    chapters and the longest chapter's; and what else the ratios hold besides the
+    machines: the two commits' code where those differ (or where a record cannot say:
+    no commit, or uncommitted changes), and the results store each build started on
+    where those differ or a record does not say."""
     out = findings(other, label)
     table = machines(base, [other]).dropna(subset=["minutes", "minutes 1"])
+    differ = set(_same_parameters(base, other))
     table = table[table["minutes"] > 0]
+    if differ:
+        names = dict(zip(base["rows"]["chapter"], _names(base["rows"])))
+        out.append(f"Ran with other parameters than the build above, so not compared: "
+                   f"{and_list([names[c] for c in base['rows']['chapter'] if c in differ])}.")
     if table.empty:
         return out
     ratio = float(table["minutes 1"].sum() / table["minutes"].sum())
-    big = table.sort_values("minutes", ascending=False).iloc[0]
-    line = (f"For the {len(table)} chapter{'s' if len(table) != 1 else ''} both builds ran "
-            f"to the end it took {ratio:.2f} times as long as the build above "
+    n = len(table)
+    line = (f"For the {n} chapter{'s' if n != 1 else ''} both builds ran to the end, this "
+            f"build took {ratio:.2f} times as long as the build above "
             f"({hours_minutes(float(table['minutes 1'].sum()))} against "
-            f"{hours_minutes(float(table['minutes'].sum()))}; from "
-            f"{float(table['ratio 1'].min()):.2f} to {float(table['ratio 1'].max()):.2f} times "
-            f"by chapter, {float(big['ratio 1']):.2f} in the longest, {big['chapter']}).")
+            f"{hours_minutes(float(table['minutes'].sum()))}")
+    if n > 1:
+        big = table.sort_values("minutes", ascending=False).iloc[0]
+        line += (f"; from {float(table['ratio 1'].min()):.2f} to "
+                 f"{float(table['ratio 1'].max()):.2f} times by chapter, "
+                 f"{float(big['ratio 1']):.2f} in the longest, {big['chapter']}")
+    line += ")."
     ours, theirs = _code(base), _code(other)
     if ours is None or theirs is None or ours.endswith("+dirty") or theirs.endswith("+dirty"):
         line += (" Whether the two ran the same code cannot be told (a record without its "
@@ -326,5 +365,12 @@ def machines_findings(base: dict, other: dict, label: str) -> list[str]:
     elif ours != theirs:
         line += (f" The two ran different code ({_short(theirs)} here, {_short(ours)} "
                  "above), so the ratios are the machines' and the code's together.")
+    stores = [(r["build"].get("measured") or {}).get("store_runs_before") for r in (base, other)]
+    if None in stores:
+        line += (" A record does not say which results store its build started on; a build "
+                 "that found runs stored had less to train.")
+    elif stores[0] != stores[1]:
+        line += (f" The builds started on different results stores ({stores[1]:,} runs here, "
+                 f"{stores[0]:,} above); one that found runs stored had less to train.")
     out.append(line)
     return out
