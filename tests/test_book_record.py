@@ -186,6 +186,46 @@ def test_a_recorded_build_writes_what_it_ran_and_measured(tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
+def test_a_build_writes_its_record_after_each_chapter_so_a_killed_one_leaves_it(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("PHD_RESULTS_DIR", str(tmp_path / "store"))
+    out = tmp_path / "build.json"
+    monkeypatch.setenv("PHD_TEST_RECORD", str(out))
+    (tmp_path / "p").mkdir()
+    # the second chapter keeps the record as it stood while the build was in it
+    root = make_project(tmp_path / "p", {
+        "one": chapter("One", "x = 1"),
+        "two": chapter("Two", "import os, shutil\n"
+                              "shutil.copy(os.environ['PHD_TEST_RECORD'], "
+                              "os.environ['PHD_TEST_RECORD'] + '.mid')"),
+        "three": chapter("Three", "y = 3"),
+    })
+    record.build_recorded(out, root=root, site=False, log=lambda *a: None)
+    mid = record.load(str(out) + ".mid")
+    m = mid["build"]["measured"]
+    assert mid["rows"]["chapter"].tolist() == ["one"]
+    assert m["ended"] is False and m["upto"] == "one" and m["not_reached"] == ["two", "three"]
+    assert m["executed"] == ["one"] and m["failed"] is None and m["site"] is False
+    assert not book_build.whole(mid)
+    lines = book_build.findings(mid, "Tiny")
+    assert ("The build had not ended when this record was last written, after One: still "
+            "running then, or killed since; not reached: two and three.") in lines
+    assert any(x.startswith("The build ran for ") for x in lines)
+    final = record.load(out)
+    assert final["build"]["measured"]["ended"] is True and book_build.whole(final)
+    assert "not_reached" not in final["build"]["measured"]
+    # a record that cannot be written after a chapter does not stop the build
+    said = []
+    monkeypatch.setattr(record, "write_json", lambda *a: (_ for _ in ()).throw(OSError("full")))
+    with pytest.raises(OSError, match="full"):   # the last one, after the build, is an error
+        record.build_recorded(tmp_path / "other.json", root=root, site=False, log=said.append,
+                              force=True)
+    assert [x for x in said if "could not be written" in x] == [
+        f"[book] the build record {tmp_path / 'other.json'} could not be written after {c}: full"
+        for c in ("one", "two", "three", "index")]   # every page, the root one last
+
+
+@pytest.mark.slow
 def test_a_failing_build_still_writes_its_record_then_raises(tmp_path, monkeypatch):
     from phdlib.book import ChapterError
 

@@ -297,6 +297,12 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
                          parameters=used)
 
 
+def order(srcs: list[Path]) -> list[Path]:
+    """The order a build takes the book's pages ``srcs`` (``_toc.yml``'s): the chapters,
+    then the root page, which summarises them."""
+    return [s for s in srcs if s != srcs[0]] + srcs[:1]
+
+
 def _build(
     root: Path | None = None,
     parameters: dict | None = None,
@@ -306,6 +312,7 @@ def _build(
     log=print,
     cell_timeout: float | None = None,
     heartbeat: float = HEARTBEAT_SECONDS,
+    progress=None,
 ) -> list[ChapterResult]:
     """Execute the chapters and build the site; see the module docstring.
 
@@ -317,7 +324,9 @@ def _build(
     never executed is left out (not in the result). cell_timeout: seconds
     one cell may run (None: no limit, :func:`execute_chapter`; not above 0:
     ``ValueError``). heartbeat: seconds between the "still executing" lines of
-    a long chapter (0: none).
+    a long chapter (0: none). progress: called with each chapter's name (file stem)
+    once the build is done with it (executed, reused or left out), in the order the
+    build takes them (:func:`order`).
     """
     root = project_root(root)
     parameters = dict(parameters or {})
@@ -340,13 +349,15 @@ def _build(
            "log": log, "cell_timeout": cell_timeout, "heartbeat": heartbeat}
     # the root page summarises the book's findings: it runs after every chapter and again
     # whenever any executed chapter changed
-    for src in [s for s in srcs if s != srcs[0]] + srcs[:1]:
+    for src in order(srcs):
         if src == srcs[0]:
             ctx["key"] = {**ctx["key"], "chapters": _executed_digest(
                 exec_dir, [s.relative_to(root) for s in srcs[1:]])}
         res = _chapter(src, **ctx)
         if res is not None:
             results.append(res)
+        if progress is not None:
+            progress(src.stem)
     results.sort(key=lambda r: [s.stem for s in srcs].index(r.name))
     total = sum(r.seconds for r in results)
     log(f"[book] chapters: {len(results)} notebooks, {total:.1f} s of execution")

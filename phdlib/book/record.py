@@ -39,7 +39,7 @@ from .. import results
 from ..experiments.usage import TreeMemory
 from ..io import write_json
 from ..studies.scale import provenance
-from .driver import ChapterError, build, library_hash, source_hash
+from .driver import ChapterError, build, library_hash, order, source_hash
 from .selection import check_options
 from .params import declared_parameters
 from .project import chapters, is_notebook, project_root
@@ -221,13 +221,25 @@ def _count() -> int | None:
 
 
 def _write_measured(path, root: Path, command: str, started: datetime, t0: float,
-                    site: bool, before, mem: TreeMemory, failed: str | None) -> Path:
+                    site: bool, before, mem: TreeMemory, failed: str | None,
+                    upto: str | None = None) -> Path:
+    """Write the record of the build started at ``started`` (``t0``: its
+    ``perf_counter``) with what it measured. ``upto``: the build is still going and is
+    done with this chapter; the record holds the chapters up to it (``measured["ended"]``
+    false, ``measured["upto"]`` that chapter, the others in ``measured["not_reached"]``)."""
     measured = {"started": started.isoformat(), "wall_seconds": time.perf_counter() - t0,
                 "site": site, "store_runs_before": before, "store_runs_after": _count(),
                 "peak_total_rss_mb": mem.peak_total_mb,
                 "peak_process_rss_mb": mem.peak_process_mb, "memory_samples": mem.samples,
-                "sample_interval_s": mem.interval, "failed": failed}
+                "sample_interval_s": mem.interval, "failed": failed, "ended": upto is None}
     rec = from_executed(root, command, measured)
+    if upto is not None:   # what the build has not reached yet is not this build's
+        names = [src.stem for src in order(chapters(root)) if is_notebook(src.read_text())]
+        later = set(names[names.index(upto) + 1:]) if upto in names else set()
+        rec["rows"] = [r for r in rec["rows"] if r["chapter"] not in later]
+        measured["site"] = False
+        measured["upto"] = upto
+        measured["not_reached"] = [c for c in names if c in later]
     if not rec["rows"]:  # e.g. --chapter of a page without code, on a fresh checkout
         raise ValueError(f"{path}: not written: no chapter of {root} has been executed "
                          f"(nothing to record)")
@@ -242,7 +254,9 @@ def build_recorded(path: Path | str, command: str = "", interval: float = 1.0,
                    **kwargs) -> list:
     """:func:`phdlib.book.build` (``kwargs`` passed on), then its record
     (:func:`from_executed` with what this build measured) written atomically
-    to ``path``.
+    to ``path``; also after each chapter, while the build goes on
+    (``measured["ended"]`` false), so that a build killed from outside leaves the
+    record of what it had done.
 
     A bad option is refused before anything runs or is written. A build that
     stops at a failing chapter, at the site or at an interrupt still writes
@@ -257,9 +271,17 @@ def build_recorded(path: Path | str, command: str = "", interval: float = 1.0,
     site = kwargs.get("site", True)
     before = _count()
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
+    log = kwargs.get("log", print)
+
+    def progress(name: str) -> None:
+        try:
+            _write_measured(path, root, command, started, t0, site, before, mem, None, name)
+        except Exception as bad:  # noqa: BLE001 - the build goes on; its last record says so
+            log(f"[book] the build record {path} could not be written after {name}: {bad}")
+
     with TreeMemory(interval) as mem:
         try:
-            res = build(root=root, **kwargs)
+            res = build(root=root, progress=progress, **kwargs)
         except (ChapterError, SiteBuildError, KeyboardInterrupt) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             try:
@@ -323,12 +345,15 @@ def _check_measured(path: Path, m) -> None:
         v = m.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
             raise ValueError(f"{path}: build.measured.{k} must be a count or null, got {v!r}")
-    for k in ("executed", "cached"):
+    for k in ("executed", "cached", "not_reached"):
         v = m.get(k, [])
         if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
             raise ValueError(f"{path}: build.measured.{k} must be a list of chapter names")
     if m.get("failed") is not None and not isinstance(m["failed"], str):
         raise ValueError(f"{path}: build.measured.failed must be text or null")
+    if not isinstance(m.get("ended", True), bool):   # records before the field: ended
+        raise ValueError(f"{path}: build.measured.ended must be true or false, "
+                         f"got {m['ended']!r}")
 
 
 def load(path: Path | str) -> dict:

@@ -125,8 +125,9 @@ def register(sub) -> None:
     b.add_argument("--record", default=None, metavar="FILE",
                    help="write what the build cost to FILE (JSON): each chapter's seconds, the "
                         "build's wall time, the runs the results store gained and the peak "
-                        "memory of the build, its kernels and their workers together; the "
-                        "chapter 'Cost at scale' reads such a file")
+                        "memory of the build, its kernels and their workers together; "
+                        "rewritten after each chapter, so that a build stopped from outside "
+                        "leaves what it did. The chapter 'Cost at scale' reads such a file")
     add_json_flag(b)
     b.set_defaults(func=_build)
 

@@ -87,8 +87,8 @@ def whole(rec: dict) -> bool:
     or library other than today's."""
     rows, b = rec["rows"], rec["build"]
     m = b.get("measured")
-    return bool(m and not m.get("failed") and not m.get("cached") and not b.get("missing")
-                and not rows["failed"].any() and rows["current"].all())
+    return bool(m and m.get("ended", True) and not m.get("failed") and not m.get("cached")
+                and not b.get("missing") and not rows["failed"].any() and rows["current"].all())
 
 
 def findings(rec: dict, label: str, top: int = 3) -> list[str]:
@@ -152,6 +152,14 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append(f"Reused from an earlier build: {and_list([names.get(c, c) for c in m['cached']])}.")
     if m.get("failed") and not interrupted:
         out.append(f"The build stopped: {m['failed']}")
+    going = not m.get("ended", True)
+    if going:
+        later = list(m.get("not_reached") or [])
+        upto = m.get("upto")
+        out.append("The build had not ended when this record was last written"
+                   + (f", after {names.get(upto, upto)}" if upto else "")
+                   + ": still running then, or killed since"
+                   + (f"; not reached: {and_list(later)}" if later else "") + ".")
     mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB of resident memory "
            f"summed over the build, its kernels and their workers (sampled every "
            f"{float(m['sample_interval_s']):g} s), the largest one process "
@@ -160,8 +168,8 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     if m.get("store_runs_before") is not None and m.get("store_runs_after") is not None:
         store = (f"; the results store held {m['store_runs_before']:,} runs before and "
                  f"{m['store_runs_after']:,} after")
-    site = " with the site" if m.get("site") and not m.get("failed") else ""
-    took = "ran for" if m.get("failed") else "took"
+    site = " with the site" if m.get("site") and not m.get("failed") and not going else ""
+    took = "ran for" if m.get("failed") or going else "took"
     out.append(f"The build {took} {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
                f"time{site}{mem}{store}.")
     return out
