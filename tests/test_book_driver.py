@@ -123,6 +123,37 @@ def test_parameters_only_where_declared_and_execution_cache(tmp_path):
     assert "b version 2" in outputs(root / "_build/stage/book/b.ipynb")
 
 
+def test_a_chapter_runs_again_when_a_file_its_parameters_name_changes(tmp_path):
+    """A recorded measurement (``book/recorded/...``) is an input of the chapter that reads
+    it: a page is never served from an execution of the file's old contents."""
+    a = chapter("Reads a record", "print(open(recorded).read(), [open(f).read() for f in more])",
+                params='recorded = "recorded/r.json"  # a file\nmore = []  # more files\n'
+                       'name = "ml-1m"  # not a file')
+    b = chapter("Reads nothing", "print('b')")
+    root = make_project(tmp_path, {"a": a, "b": b})
+    (root / "book" / "recorded").mkdir()
+    (root / "book" / "recorded" / "r.json").write_text("first")
+    (root / "book" / "recorded" / "s.json").write_text("other")
+    log: list[str] = []
+    book.build(root=root, site=False, log=log.append)
+    res = {r.name: r for r in book.build(root=root, site=False, log=log.append)}
+    assert res["a"].cached and res["b"].cached
+    (root / "book" / "recorded" / "r.json").write_text("second")
+    res = {r.name: r for r in book.build(root=root, site=False, log=log.append)}
+    assert res["a"].executed and res["b"].cached
+    assert "second" in outputs(root / "_build/exec/book/a.ipynb")
+    # a file named by a value passed over the default counts too, in a list as well
+    params = {"more": ["recorded/s.json"]}
+    assert book.build(root=root, parameters=params, site=False, log=log.append)[0].executed
+    (root / "book" / "recorded" / "s.json").write_text("changed")
+    res = {r.name: r for r in book.build(root=root, parameters=params, site=False,
+                                         log=log.append)}
+    assert res["a"].executed and "changed" in outputs(root / "_build/exec/book/a.ipynb")
+    key = json.loads((root / "_build/exec/book/a.key.json").read_text())
+    assert sorted(key["files"]) == ["recorded/r.json", "recorded/s.json"]
+    assert "files" not in json.loads((root / "_build/exec/book/b.key.json").read_text())
+
+
 def test_the_root_page_runs_last_and_again_when_a_chapter_changed(tmp_path):
     """The landing page summarises what the chapters stored: it executes after them, and a
     changed chapter makes it execute again even though its own source did not change."""

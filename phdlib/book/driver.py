@@ -24,6 +24,7 @@ and points at the partially executed notebook.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
@@ -249,8 +250,8 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     chapter neither selected nor ever executed (no site is built then: :func:`_build`).
 
     The execution cache key is the chapter's source, the parameters it
-    declares and uses, and ``key`` (the ``phdlib`` sources' hash, the data
-    folder).
+    declares and uses, the contents of the files they name (:func:`named_files`)
+    and ``key`` (the ``phdlib`` sources' hash, the data folder).
     """
     rel = src.relative_to(root)
     text = src.read_text()
@@ -269,6 +270,9 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     # only the parameters this chapter declares: changing another one does not re-execute it
     key = {"source": source_hash(text), "parameters": wanted,
            **{k: key[k] for k in ("phdlib", "data_dir", "chapters") if k in key}}
+    files = named_files(src, nb, wanted)
+    if files:   # a recorded measurement the chapter reads changed: execute it again
+        key["files"] = files
     cached = (not force and executed_nb.is_file() and key_file.is_file()
               and json.loads(key_file.read_text()) == key)
     skip = only is not None and src.stem not in only
@@ -295,6 +299,32 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     (stage / rel).unlink(missing_ok=True)
     return ChapterResult(src.stem, dt, cached=status != "executed", executed=status == "executed",
                          parameters=used)
+
+
+def named_files(src: Path, nb, values: dict) -> dict[str, str]:
+    """The files the chapter ``src`` reads by name through its parameters: every default of
+    its ``parameters`` cell, and every value in ``values`` over them, that is a path (or a
+    list of paths) to a file, relative to the chapter's folder (where it executes) ->
+    that file's sha256. A chapter whose recorded measurements (``book/recorded/``) change
+    has another key, so the page is never served from an execution of the old ones."""
+    named: dict = {}
+    for name, text in declared_parameters(nb).items():
+        try:
+            named[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            continue
+    named.update(values)
+    out = {}
+    for v in named.values():
+        for item in (v if isinstance(v, (list, tuple)) else [v]):
+            if not (isinstance(item, str) and item):
+                continue
+            try:
+                if (src.parent / item).is_file():
+                    out[item] = hashlib.sha256((src.parent / item).read_bytes()).hexdigest()
+            except OSError:   # not a path this system can read (too long, ...): not a file
+                continue
+    return dict(sorted(out.items()))
 
 
 def order(srcs: list[Path]) -> list[Path]:
