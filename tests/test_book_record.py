@@ -209,7 +209,7 @@ def test_a_build_writes_its_record_after_each_chapter_so_a_killed_one_leaves_it(
     assert not book_build.whole(mid)
     lines = book_build.findings(mid, "Tiny")
     assert ("The build had not ended when this record was last written, after One: still "
-            "running then, or killed since; not reached: two and three.") in lines
+            "running then, or killed since; not reached: Two and Three.") in lines
     assert any(x.startswith("The build ran for ") for x in lines)
     final = record.load(out)
     assert final["build"]["measured"]["ended"] is True and book_build.whole(final)
@@ -270,7 +270,8 @@ def test_from_executed_names_the_chapters_never_executed_and_mixes_time_zones(tm
     lines = book_build.findings({**rec, "rows": pd.DataFrame(rec["rows"])}, "Tiny")
     assert lines[0].startswith("**The book on Tiny: 7 s** of chapter execution for the "
                                "2 chapters recorded")
-    assert "Never executed in this checkout: b." in lines
+    assert "Never executed in this checkout: B." in lines   # by its title
+    assert rec["build"]["titles"] == {"b": "B"}
 
 
 def _write_record(path, rows, **build):
@@ -310,6 +311,9 @@ MEASURED = {"started": "2026-01-01T00:00:00+00:00", "wall_seconds": 6300.0, "sit
     (lambda o: o["rows"][0].update(started="yesterday"), r"row 0 \(a\): started must be an ISO 8601 time"),
     (lambda o: o["build"].update(span_seconds="x"), "build.span_seconds must be a number"),
     (lambda o: o["build"].update(missing="ab"), "build.missing must be a list of chapter names"),
+    (lambda o: o["build"].update(titles={"b": 3}), "build.titles must map chapter names to titles"),
+    (lambda o: o["build"].update(measured={**MEASURED, "ended": "no"}),
+     "build.measured.ended must be true or false, got 'no'"),
     (lambda o: o["build"].update(measured=[]), "build.measured must be an object or null"),
     (lambda o: o["build"].update(measured={**MEASURED, "wall_seconds": None}),
      "build.measured.wall_seconds must be a number"),

@@ -90,6 +90,14 @@ def _title(nb: dict) -> str:
     return ""
 
 
+def _source_title(src: Path) -> str:
+    """The title of a chapter's source (its first ``# `` heading; ``""`` without one)."""
+    for line in src.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""
+
+
 def _defaults(nb: dict) -> dict:
     """The defaults of the chapter's ``parameters`` cell, as values where they are
     literals (the source text otherwise; none where the cell is not valid Python)."""
@@ -180,14 +188,15 @@ def from_executed(root: Path | str | None = None, command: str = "",
     """The record of the chapters last executed in the checkout at ``root``.
 
     Rows follow the book's order; a chapter never executed is named in
-    ``build["missing"]``, not given a row. ``build`` also holds the span from
+    ``build["missing"]``, not given a row (its title in ``build["titles"]``).
+    ``build`` also holds the span from
     the first chapter's start to the last one's end (``span_seconds``), the
     sum of the chapters' seconds and ``measured`` as given (:func:`build_recorded`).
     """
     root = project_root(root)
     exec_dir = root / "_build" / "exec"
     lib_hash = library_hash(root)
-    rows, missing = [], []
+    rows, missing, titles = [], [], {}
     for src in chapters(root):
         if not is_notebook(src.read_text()):
             continue
@@ -199,6 +208,7 @@ def from_executed(root: Path | str | None = None, command: str = "",
             rows.append(chapter_row(src, executed, lib_hash))
         else:
             missing.append(src.stem)
+            titles[src.stem] = _source_title(src)
     span = 0.0
     first = last = None
     if rows:
@@ -209,7 +219,7 @@ def from_executed(root: Path | str | None = None, command: str = "",
     prov = {**provenance(command), "commit": _commit(root)}
     info = {"first_started": first and first.isoformat(), "last_finished": last and last.isoformat(),
             "span_seconds": span, "chapter_seconds": sum(r["seconds"] for r in rows),
-            "missing": missing, "measured": measured}
+            "missing": missing, "titles": titles, "measured": measured}
     return {"format": FORMAT, "version": 1, "provenance": prov, "build": info, "rows": rows}
 
 
@@ -234,9 +244,12 @@ def _write_measured(path, root: Path, command: str, started: datetime, t0: float
                 "sample_interval_s": mem.interval, "failed": failed, "ended": upto is None}
     rec = from_executed(root, command, measured)
     if upto is not None:   # what the build has not reached yet is not this build's
-        names = [src.stem for src in order(chapters(root)) if is_notebook(src.read_text())]
+        pages = [src for src in order(chapters(root)) if is_notebook(src.read_text())]
+        names = [src.stem for src in pages]
         later = set(names[names.index(upto) + 1:]) if upto in names else set()
         rec["rows"] = [r for r in rec["rows"] if r["chapter"] not in later]
+        rec["build"]["titles"].update({src.stem: _source_title(src) for src in pages
+                                       if src.stem in later})
         measured["site"] = False
         measured["upto"] = upto
         measured["not_reached"] = [c for c in names if c in later]
@@ -384,6 +397,10 @@ def load(path: Path | str) -> dict:
             raise ValueError(f"{path}: build.{field} must be a number >= 0, got {b.get(field)!r}")
     if not (isinstance(b.get("missing"), list) and all(isinstance(x, str) for x in b["missing"])):
         raise ValueError(f"{path}: build.missing must be a list of chapter names")
+    titles = b.get("titles", {})   # records before the field have none
+    if not (isinstance(titles, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                             for k, v in titles.items())):
+        raise ValueError(f"{path}: build.titles must map chapter names to titles")
     _check_measured(path, b.get("measured"))
     rows = pd.DataFrame(obj["rows"])
     for k, default in ROW_OPTIONAL.items():

@@ -119,6 +119,7 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         f"{hours_minutes(float(costs['longest cell'].max()))} "
         f"(in {costs.loc[costs['longest cell'].idxmax(), 'chapter']}).")
     names = dict(zip(rows["chapter"], _names(rows)))
+    titles = {**{c: t for c, t in (b.get("titles") or {}).items() if t}, **names}
     datasets = parameter_values(rec, "dataset")
     if len(datasets) > 1:
         out.append("Chapters ran on different datasets: " + "; ".join(
@@ -143,7 +144,8 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append(f"Executed before their source or the library last changed: "
                    f"{and_list(stale)}.")
     if b.get("missing"):
-        out.append(f"Never executed in this checkout: {and_list(list(b['missing']))}.")
+        out.append(f"Never executed in this checkout: "
+                   f"{and_list([titles.get(c) or c for c in b['missing']])}.")
     if not m:
         out.append("The chapters' times are papermill's; the build itself was not measured "
                    "(a record of the last executions, which may span several builds).")
@@ -159,7 +161,8 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append("The build had not ended when this record was last written"
                    + (f", after {names.get(upto, upto)}" if upto else "")
                    + ": still running then, or killed since"
-                   + (f"; not reached: {and_list(later)}" if later else "") + ".")
+                   + (f"; not reached: {and_list([titles.get(c, c) for c in later])}"
+                      if later else "") + ".")
     mem = (f"; at most {float(m['peak_total_rss_mb']) / 1024:.2f} GiB of resident memory "
            f"summed over the build, its kernels and their workers (sampled every "
            f"{float(m['sample_interval_s']):g} s), the largest one process "
