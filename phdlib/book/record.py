@@ -81,21 +81,26 @@ def _utc(text, where: Path, field: str) -> datetime:
     return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 
+def _heading(text: str) -> str | None:
+    """The first ``# `` heading of Markdown ``text`` (None without one)."""
+    for line in text.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return None
+
+
 def _title(nb: dict) -> str:
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown":
-            for line in "".join(cell.get("source", "")).splitlines():
-                if line.startswith("# "):
-                    return line[2:].strip()
+            title = _heading("".join(cell.get("source", "")))
+            if title is not None:
+                return title
     return ""
 
 
 def _source_title(src: Path) -> str:
     """The title of a chapter's source (its first ``# `` heading; ``""`` without one)."""
-    for line in src.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return ""
+    return _heading(src.read_text(encoding="utf-8")) or ""
 
 
 def _defaults(nb: dict) -> dict:

@@ -125,6 +125,19 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append("Chapters ran on different datasets: " + "; ".join(
             f"{v} in {and_list(t)}" for v, t in datasets.values()) + ".")
     m = b.get("measured")
+    out += _chapter_states(rec, names, titles)
+    if not m:
+        out.append("The chapters' times are papermill's; the build itself was not measured "
+                   "(a record of the last executions, which may span several builds).")
+        return out
+    return out + _measured(m, names, titles)
+
+
+def _chapter_states(rec: dict, names: dict, titles: dict) -> list[str]:
+    """The chapters of a record that did not simply run to the end: failed (or
+    interrupted by hand), never ended, stale, never executed (:func:`findings`)."""
+    rows, b = rec["rows"], rec["build"]
+    m = b.get("measured")
     interrupted = bool(m) and m.get("failed") == "KeyboardInterrupt"
     bad = rows["failed"].astype(bool)
     open_ = (rows["unfinished"].astype(bool) if "unfinished" in rows
@@ -134,6 +147,7 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
                   rows.loc[bad & open_, ["chapter", "seconds"]].itertuples(index=False)]
     stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
              if not cur and not f]
+    out = []
     if failed:
         out.append(f"Interrupted in {and_list(failed)}, by hand (unfinished, not failed)."
                    if interrupted else f"Failed: {and_list(failed)}.")
@@ -146,13 +160,16 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
     if b.get("missing"):
         out.append(f"Never executed in this checkout: "
                    f"{and_list([titles.get(c) or c for c in b['missing']])}.")
-    if not m:
-        out.append("The chapters' times are papermill's; the build itself was not measured "
-                   "(a record of the last executions, which may span several builds).")
-        return out
+    return out
+
+
+def _measured(m: dict, names: dict, titles: dict) -> list[str]:
+    """What a build measured itself (``build["measured"]``): reused chapters, how it
+    stopped or that it had not ended, its wall time, memory and store (:func:`findings`)."""
+    out = []
     if m.get("cached"):
         out.append(f"Reused from an earlier build: {and_list([names.get(c, c) for c in m['cached']])}.")
-    if m.get("failed") and not interrupted:
+    if m.get("failed") and m.get("failed") != "KeyboardInterrupt":
         out.append(f"The build stopped: {m['failed']}")
     going = not m.get("ended", True)
     if going:
