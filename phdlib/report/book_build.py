@@ -7,20 +7,18 @@ computed statements, :func:`parameter_text` how the chapters' parameters
 read; :func:`across` and :func:`across_findings` put together the records of
 builds that each ran part of the book on one results store (a build
 interrupted, and one that ran the chapters it did not reach);
-:func:`machines` and :func:`machines_findings` set builds of the same book on
-other machines beside one. Units: minutes on the page.
+:mod:`phdlib.report.book_machines` sets builds of the same book on other
+machines beside one. Units: minutes on the page.
 """
 from __future__ import annotations
-
-from collections import Counter
 
 import pandas as pd
 
 from .page import and_list, cores_text
 
-__all__ = ["across", "across_findings", "chapter_costs", "dataset", "findings",
-           "hours_minutes", "machines", "machines_findings", "ordinal", "parameter_text",
-           "parameter_values", "started_on", "whole"]
+__all__ = ["across", "across_findings", "chapter_costs", "chapter_titles", "dataset",
+           "findings", "hours_minutes", "ordinal", "parameter_text", "parameter_values",
+           "started_on", "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -35,7 +33,8 @@ def hours_minutes(minutes: float) -> str:
     return f"{h} h {rest} min" if h else f"{rest} min"
 
 
-def _names(rows: pd.DataFrame) -> list[str]:
+def chapter_titles(rows: pd.DataFrame) -> list[str]:
+    """Each row's chapter title (its file name where it has none)."""
     return [t or c for t, c in zip(rows["title"], rows["chapter"])]
 
 
@@ -46,7 +45,7 @@ def chapter_costs(rec: dict) -> pd.DataFrame:
     rows = rec["rows"]
     total = float(rows["seconds"].sum())
     return pd.DataFrame({
-        "chapter": _names(rows),
+        "chapter": chapter_titles(rows),
         "minutes": rows["seconds"] / 60.0,
         "share": 100.0 * rows["seconds"] / total if total > 0 else float("nan"),
         "longest cell": rows["longest_cell_seconds"].astype(float) / 60.0,
@@ -57,7 +56,7 @@ def parameter_values(rec: dict, name: str) -> dict:
     """Value of parameter ``name`` -> the chapters (titles) that ran with it, the most
     used value first; chapters that do not declare it are left out."""
     out: dict = {}
-    for title, p in zip(_names(rec["rows"]), rec["rows"]["parameters"]):
+    for title, p in zip(chapter_titles(rec["rows"]), rec["rows"]["parameters"]):
         if name in p:
             out.setdefault(repr(p[name]), (p[name], []))[1].append(title)
     ranked = sorted(out.values(), key=lambda vt: -len(vt[1]))
@@ -118,7 +117,7 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         f" took {big['share'].sum():.0f}% of it; the longest single cell ran "
         f"{hours_minutes(float(costs['longest cell'].max()))} "
         f"(in {costs.loc[costs['longest cell'].idxmax(), 'chapter']}).")
-    names = dict(zip(rows["chapter"], _names(rows)))
+    names = dict(zip(rows["chapter"], chapter_titles(rows)))
     titles = {**{c: t for c, t in (b.get("titles") or {}).items() if t}, **names}
     datasets = parameter_values(rec, "dataset")
     if len(datasets) > 1:
@@ -219,10 +218,17 @@ def ordinal(i: int) -> str:
     return _ORDINALS[i] if i < len(_ORDINALS) else f"number {i + 1}"
 
 
+def _reused(rec: dict) -> set:
+    """The chapters the build of ``rec`` reused from an earlier build (its rows are
+    that build's executions)."""
+    return set((rec["build"].get("measured") or {}).get("cached") or ())
+
+
 def across(recs: list[dict]) -> pd.DataFrame:
     """The chapters of several builds' records, ``recs`` in the order they ran: each
     chapter once, from the last build that executed it to the end (or, where none
-    did, the last that tried), in the order they ran (build, then start). Columns as
+    did, the last that tried; a build that reused a chapter from an earlier build
+    did not execute it), in the order they ran (build, then start). Columns as
     :func:`chapter_costs` (``share`` of the rows shown), plus ``build`` (``"first"``,
     ``"second"``, ...) and ``finished`` (bool)."""
     picked: dict[str, tuple] = {}
@@ -230,13 +236,15 @@ def across(recs: list[dict]) -> pd.DataFrame:
         for _, r in rec["rows"].iterrows():
             c = r["chapter"]
             ok = not bool(r["failed"])
+            if c in picked and c in _reused(rec):   # the same execution, an earlier build's
+                continue
             if c not in picked or ok or not picked[c][2]:
                 picked[c] = (i, r, ok)
     order = sorted(picked, key=lambda c: (picked[c][0], pd.Timestamp(picked[c][1]["started"])))
     rows = pd.DataFrame([picked[c][1] for c in order]).reset_index(drop=True)
     total = float(rows["seconds"].sum())
     return pd.DataFrame({
-        "chapter": _names(rows),
+        "chapter": chapter_titles(rows),
         "build": [ordinal(picked[c][0]) for c in order],
         "minutes": rows["seconds"].astype(float) / 60.0,
         "share": 100.0 * rows["seconds"].astype(float) / total if total > 0 else float("nan"),
@@ -257,8 +265,9 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
     done = table[table["finished"]]
     parts = []
     for i, rec in enumerate(recs):
-        mins = float(rec["rows"]["seconds"].sum()) / 60.0
-        n = len(rec["rows"])
+        own = rec["rows"][~rec["rows"]["chapter"].isin(_reused(rec))]
+        mins = float(own["seconds"].sum()) / 60.0
+        n = len(own)
         start = started_on(rec)
         parts.append(f"the {ordinal(i)} {hours_minutes(mins)} for {n} "
                      f"chapter{'s' if n != 1 else ''}" + (f" {start}" if start else ""))
@@ -301,104 +310,4 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
         big = done.sort_values("minutes", ascending=False).head(3)
         named = [f"{c} ({hours_minutes(m)})" for c, m in zip(big["chapter"], big["minutes"])]
         out.append(f"{and_list(named)} took {big['share'].sum():.0f}% of it.")
-    return out
-
-
-def _finished_minutes(rec: dict) -> pd.Series:
-    """Minutes of each chapter the build of ``rec`` itself ran to the end from today's
-    source, by chapter file: not one that failed or was cut short, one the build
-    reused from an earlier build (``measured["cached"]``), or one executed before its
-    source or the library last changed."""
-    rows = rec["rows"]
-    reused = set((rec["build"].get("measured") or {}).get("cached") or ())
-    keep = (~rows["failed"].astype(bool) & rows["current"].astype(bool)
-            & ~rows["chapter"].isin(reused))
-    done = rows[keep]
-    return pd.Series(done["seconds"].astype(float).to_numpy() / 60.0,
-                     index=done["chapter"].to_numpy())
-
-
-def _code(rec: dict) -> str | None:
-    """The commit a record's build ran (``+dirty`` kept), None where it names none."""
-    c = rec["provenance"].get("commit")
-    return str(c) if c else None
-
-
-def _short(commit: str) -> str:
-    return commit[:10] + ("+dirty" if commit.endswith("+dirty") else "")
-
-
-def _same_parameters(base: dict, other: dict) -> list[str]:
-    """The chapters (file names) both records ran with different parameters."""
-    ours = dict(zip(base["rows"]["chapter"], base["rows"]["parameters"]))
-    return [c for c, p in zip(other["rows"]["chapter"], other["rows"]["parameters"])
-            if c in ours and ours[c] != p]
-
-
-def machines(base: dict, others: list[dict]) -> pd.DataFrame:
-    """The chapters of the build ``base`` beside the same chapters in the builds
-    ``others`` (the same book on other machines), in ``base``'s order: ``chapter``
-    (title), ``minutes`` in ``base`` and, for each other build ``i`` (from 1),
-    ``minutes i`` and ``ratio i`` (its minutes over ``base``'s); NaN where a build did
-    not run a chapter to the end itself (:func:`_finished_minutes`) or ran it with other
-    parameters than ``base``, and a ratio where ``base``'s chapter took no time."""
-    here = _finished_minutes(base)
-    rows = base["rows"]
-    out = pd.DataFrame({"chapter": _names(rows),
-                        "minutes": rows["chapter"].map(here).astype(float).to_numpy()})
-    for i, rec in enumerate(others, start=1):
-        there = rows["chapter"].map(_finished_minutes(rec)).astype(float).to_numpy(copy=True)
-        there[rows["chapter"].isin(_same_parameters(base, rec)).to_numpy()] = float("nan")
-        out[f"minutes {i}"] = there
-        out[f"ratio {i}"] = there / out["minutes"].where(out["minutes"] > 0).to_numpy()
-    return out
-
-
-def machines_findings(base: dict, other: dict, label: str) -> list[str]:
-    """Computed statements on ``other``, a build of the book on another machine than
-    ``base``'s: on which machine and code it ran (:func:`findings` for the rest of
-    it), and how its chapters' times compare with ``base``'s for the chapters both ran
-    to the end with the same parameters: the ratio of the sums, its range over
-    chapters and the longest chapter's; and what else the ratios hold besides the
-    machines: the two commits' code where those differ (or where a record cannot say:
-    no commit, or uncommitted changes), and the results store each build started on
-    where those differ or a record does not say."""
-    out = findings(other, label)
-    table = machines(base, [other]).dropna(subset=["minutes", "minutes 1"])
-    differ = set(_same_parameters(base, other))
-    table = table[table["minutes"] > 0]
-    if differ:
-        names = dict(zip(base["rows"]["chapter"], _names(base["rows"])))
-        out.append(f"Ran with other parameters than the build above, so not compared: "
-                   f"{and_list([names[c] for c in base['rows']['chapter'] if c in differ])}.")
-    if table.empty:
-        return out
-    ratio = float(table["minutes 1"].sum() / table["minutes"].sum())
-    n = len(table)
-    line = (f"For the {n} chapter{'s' if n != 1 else ''} both builds ran to the end, this "
-            f"build took {ratio:.2f} times as long as the build above "
-            f"({hours_minutes(float(table['minutes 1'].sum()))} against "
-            f"{hours_minutes(float(table['minutes'].sum()))}")
-    if n > 1:
-        big = table.sort_values("minutes", ascending=False).iloc[0]
-        line += (f"; from {float(table['ratio 1'].min()):.2f} to "
-                 f"{float(table['ratio 1'].max()):.2f} times by chapter, "
-                 f"{float(big['ratio 1']):.2f} in the longest, {big['chapter']}")
-    line += ")."
-    ours, theirs = _code(base), _code(other)
-    if ours is None or theirs is None or ours.endswith("+dirty") or theirs.endswith("+dirty"):
-        line += (" Whether the two ran the same code cannot be told (a record without its "
-                 "commit, or with changes not committed), so the ratios may be the code's as "
-                 "well as the machines'.")
-    elif ours != theirs:
-        line += (f" The two ran different code ({_short(theirs)} here, {_short(ours)} "
-                 "above), so the ratios are the machines' and the code's together.")
-    stores = [(r["build"].get("measured") or {}).get("store_runs_before") for r in (base, other)]
-    if None in stores:
-        line += (" A record does not say which results store its build started on; a build "
-                 "that found runs stored had less to train.")
-    elif stores[0] != stores[1]:
-        line += (f" The builds started on different results stores ({stores[1]:,} runs here, "
-                 f"{stores[0]:,} above); one that found runs stored had less to train.")
-    out.append(line)
     return out
