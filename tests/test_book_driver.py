@@ -419,6 +419,26 @@ def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path, 
             book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=bad)
 
 
+def test_the_heartbeat_keeps_a_file_of_when_it_last_saw_the_chapter_running(tmp_path):
+    alive = tmp_path / "x.alive.json"
+    alive.write_text("{}")   # a killed build's, left behind: not this execution's
+    seen = []
+    with book._heartbeat("book/x.md", seen.append, 0.05, alive=alive):
+        time.sleep(0.4)
+        obj = json.loads(alive.read_text())
+    assert obj["chapter"] == "x" and obj["seconds"] > 0
+    assert obj["seen"] > obj["started"]
+    assert not alive.exists()   # the execution ended: nothing left to say
+    # a log that fails stops the lines, not the file
+    def broken(line):
+        raise BrokenPipeError("closed")
+    with book._heartbeat("book/x.md", broken, 0.05, alive=alive):
+        time.sleep(0.3)
+        first = json.loads(alive.read_text())["seconds"]
+        time.sleep(0.3)
+        assert json.loads(alive.read_text())["seconds"] > first
+
+
 def test_the_progress_line_survives_a_store_it_cannot_list_and_a_log_that_fails(monkeypatch):
     from phdlib import results
 

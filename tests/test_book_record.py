@@ -90,6 +90,21 @@ def test_an_execution_that_never_ended_is_an_unfinished_row_up_to_its_last_cell(
     # writes the finished one whole, with its end
     with pytest.raises(ValueError, match=r"ch\.partial\.ipynb: no papermill timing"):
         record.chapter_row(src, nb_path)
+    # the build's heartbeat saw it running later than its last completed cell: up to then
+    alive = tmp_path / "ch.alive.json"
+    alive.write_text(json.dumps({"chapter": "ch", "started": "2026-01-01T09:59:58+00:00",
+                                 "seen": "2026-01-01T10:45:00+00:00", "seconds": 2702.0}))
+    row = record.chapter_row(src, nb_path, failed=True, alive=alive)
+    assert row["seconds"] == 2700.0 and row["finished"] == "2026-01-01T10:45:00+00:00"
+    assert row["seen_running"] == "2026-01-01T10:45:00+00:00"
+    assert record.chapter_row(src, nb_path, failed=True)["seen_running"] == ""
+    # another execution's file (begun after papermill's start, or long before), or one
+    # not readable, is not this execution's: up to the last completed cell
+    for began in ("2026-01-01T10:00:05+00:00", "2026-01-01T09:40:00+00:00"):
+        alive.write_text(json.dumps({"started": began, "seen": "2026-01-01T10:45:00+00:00"}))
+        assert record.chapter_row(src, nb_path, failed=True, alive=alive)["seconds"] == 3.0
+    alive.write_text("{not json")
+    assert record.chapter_row(src, nb_path, failed=True, alive=alive)["seconds"] == 3.0
     # no cell completed yet: no time
     for c in code:
         c.metadata["papermill"]["end_time"] = None
@@ -375,6 +390,11 @@ def test_the_report_gives_shares_the_longest_chapters_and_what_was_measured(tmp_
     lines = book_build.findings(record.load(_write_record(tmp_path / "u.json", still)), "Tiny")
     assert ("Never ran to the end (still running when recorded, or killed): Delta (12 min to "
             "its last completed cell).") in lines
+    still[3]["seen_running"] = "2026-01-01T10:45:00+00:00"   # seen running after it
+    lines = book_build.findings(record.load(_write_record(tmp_path / "u.json", still)), "Tiny")
+    assert ("Never ran to the end (still running when recorded, or killed): Delta (at least "
+            "12 min: seen running then).") in lines
+    del still[3]["seen_running"]
     assert not any(x.startswith("Failed") for x in lines)
     # a record from before the field reads as finished; a wrong type is named
     assert not record.load(tmp_path / "r.json")["rows"]["unfinished"].any()

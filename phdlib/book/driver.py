@@ -34,6 +34,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 # the chapters' parameters (book.params), the project's files (book.project) and the
@@ -167,10 +168,17 @@ def execute_chapter(
 
 
 @contextmanager
-def _heartbeat(rel, log, every: float):
+def _heartbeat(rel, log, every: float, alive: Path | None = None):
     """While the block runs, log every ``every`` seconds that chapter ``rel`` is still
     executing, for how long, and how many runs the results store gained since (the
-    chapters train through it): a long chapter shows progress in the build's log."""
+    chapters train through it): a long chapter shows progress in the build's log.
+
+    ``alive``: a file rewritten (atomically) at each of those times with when the
+    chapter started, when it was last seen running and for how long (``started``,
+    ``seen``: ISO 8601 UTC; ``seconds``), and removed when the block ends, so that a
+    build killed in the middle of a long cell leaves how long it ran at least
+    (:func:`phdlib.book.record.chapter_row`).
+    """
     if not every or every <= 0:
         yield
         return
@@ -181,17 +189,32 @@ def _heartbeat(rel, log, every: float):
             return None
 
     stop, t0, n0 = threading.Event(), time.perf_counter(), count()
+    started = datetime.now(timezone.utc)
+    if alive is not None:
+        alive.unlink(missing_ok=True)   # a killed build's: not this execution's
 
     def beat():
+        logging = True
         while not stop.wait(every):
             n = count()
             gained = "an unknown number of runs" if None in (n, n0) else f"{n - n0:+d} runs"
+            elapsed = time.perf_counter() - t0
+            if alive is not None:
+                try:
+                    write_json(alive, {"chapter": Path(rel).stem, "started": started.isoformat(),
+                                       "seen": datetime.now(timezone.utc).isoformat(),
+                                       "seconds": elapsed})
+                except OSError:  # the next beat tries again
+                    pass
+            if not logging:
+                continue
             try:
-                log(f"[book] {rel}: still executing after "
-                    f"{(time.perf_counter() - t0) / 60:.0f} min; the results store holds "
-                    f"{gained} since it started")
+                log(f"[book] {rel}: still executing after {elapsed / 60:.0f} min; the results "
+                    f"store holds {gained} since it started")
             except Exception:  # (e.g. a closed pipe: the build itself reports it)
-                return
+                logging = False
+                if alive is None:
+                    return
 
     th = threading.Thread(target=beat, daemon=True)
     th.start()
@@ -200,6 +223,8 @@ def _heartbeat(rel, log, every: float):
     finally:
         stop.set()
         th.join()
+        if alive is not None:
+            alive.unlink(missing_ok=True)
 
 
 def build(*args, **kwargs) -> list[ChapterResult]:
@@ -286,7 +311,7 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     else:
         log(f"[book] executing {rel} ...")
         key_file.unlink(missing_ok=True)
-        with _heartbeat(rel, log, heartbeat):
+        with _heartbeat(rel, log, heartbeat, alive=executed_nb.with_suffix(".alive.json")):
             used = execute_chapter(src, executed_nb, parameters, cwd=src.parent,
                                    timeout=cell_timeout)
         write_json(key_file, key)

@@ -52,8 +52,9 @@ ROW_KEYS = {"chapter": str, "title": str, "started": str, "finished": str, "seco
             "longest_cell_seconds": float, "current": bool, "failed": bool}
 #: Fields a row may have besides :data:`ROW_KEYS` (records written before them lack
 #: them), with the value :func:`load` gives a row without one: ``unfinished``, an
-#: execution that never ended (:func:`chapter_row`).
-ROW_OPTIONAL = {"unfinished": False}
+#: execution that never ended, and ``seen_running``, when the build last saw it
+#: running (``""``: never seen after its last completed cell) (:func:`chapter_row`).
+ROW_OPTIONAL = {"unfinished": False, "seen_running": ""}
 #: Fields of ``build["measured"]`` that are numbers (:func:`load`).
 MEASURED_NUMBERS = ("wall_seconds", "peak_total_rss_mb", "peak_process_rss_mb",
                     "sample_interval_s")
@@ -121,12 +122,37 @@ def _defaults(nb: dict) -> dict:
     return out
 
 
+#: Seconds a build's heartbeat may start before papermill records its start (the
+#: kernel starting in between) for :func:`_seen_running` to take it as the same execution.
+ALIVE_LEAD = 300.0
+
+
+def _seen_running(alive: Path | None, started: datetime) -> datetime | None:
+    """When the build last saw the execution that started at ``started`` running, from
+    the file its heartbeat keeps (:func:`phdlib.book.driver._heartbeat`); None where
+    there is no such file, it is unreadable, or it is of another execution (it must
+    have started before papermill did, by at most :data:`ALIVE_LEAD` seconds)."""
+    if alive is None:
+        return None
+    try:
+        obj = json.loads(alive.read_text(encoding="utf-8"))
+        began = _utc(obj["started"], alive, "started")
+        seen = _utc(obj["seen"], alive, "seen")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    lead = (started - began).total_seconds()
+    return seen if 0 <= lead <= ALIVE_LEAD and seen > started else None
+
+
 def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
-                failed: bool = False) -> dict:
+                failed: bool = False, alive: Path | None = None) -> dict:
     """One chapter's row, from the notebook papermill wrote (``ValueError`` naming the
     file when its timing is not in it). A ``failed`` (partial) notebook whose execution
     has a start and no end is ``unfinished``: still running, or stopped from outside;
-    its ``seconds`` and ``finished`` go up to the end of its last completed cell. ``parameters``: the defaults of the chapter's
+    its ``seconds`` and ``finished`` go up to the end of its last completed cell, or
+    to when the build last saw it running where that is later (``seen_running``:
+    read from its heartbeat's file ``alive``, :func:`_seen_running`; a cell can run
+    for hours, so the last one completed may be long before a kill). ``parameters``: the defaults of the chapter's
     ``parameters`` cell with the values the build passed over them. ``cells``: its
     code cells, without the one papermill injects. ``current``: the cache key beside
     ``executed`` matches the chapter's source today and, given ``lib_hash``, the
@@ -144,6 +170,7 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
         raise ValueError(f"{executed}: no papermill timing (metadata.papermill start_time, "
                          f"end_time, duration): not executed by phd book build") from None
     started = _utc(pm.get("start_time"), executed, "metadata.papermill.start_time")
+    seen = None   # when the build last saw an unfinished execution running
     code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"
             and "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
     if unfinished:   # up to the end of the last cell that completed
@@ -151,7 +178,8 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
                      f"cell {i + 1}: metadata.papermill.end_time")
                 for i, c in enumerate(nb.get("cells", []))
                 if (c.get("metadata", {}).get("papermill") or {}).get("end_time")]
-        finished = max([started, *ends])
+        seen = _seen_running(alive, started)
+        finished = max([started, *ends, *([seen] if seen else [])])
         seconds = (finished - started).total_seconds()
     else:
         finished = _utc(pm.get("end_time"), executed, "metadata.papermill.end_time")
@@ -170,7 +198,8 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
             "cells": len(code), "longest_cell": None if longest is None else longest + 1,
             "longest_cell_seconds": 0.0 if longest is None else durations[longest],
             "current": bool(current), "failed": bool(failed or pm.get("exception")),
-            "unfinished": bool(unfinished)}
+            "unfinished": bool(unfinished),
+            "seen_running": seen.isoformat() if unfinished and seen else ""}
 
 
 def _partial_row(src: Path, partial: Path, executed: Path, lib_hash: str | None,
@@ -179,13 +208,14 @@ def _partial_row(src: Path, partial: Path, executed: Path, lib_hash: str | None,
     rewrites that notebook as its cells end, in place, and replaces the finished one
     with it at the chapter's end: a notebook read half written is read once more after
     ``wait`` seconds, and one gone by then is read where the build put it."""
+    alive = executed.with_suffix(".alive.json")
     try:
-        return chapter_row(src, partial, lib_hash, failed=True)
+        return chapter_row(src, partial, lib_hash, failed=True, alive=alive)
     except ValueError:
         time.sleep(wait)
         if not partial.is_file() and executed.is_file():
             return chapter_row(src, executed, lib_hash)
-        return chapter_row(src, partial, lib_hash, failed=True)
+        return chapter_row(src, partial, lib_hash, failed=True, alive=alive)
 
 
 def from_executed(root: Path | str | None = None, command: str = "",
@@ -409,5 +439,5 @@ def load(path: Path | str) -> dict:
     _check_measured(path, b.get("measured"))
     rows = pd.DataFrame(obj["rows"])
     for k, default in ROW_OPTIONAL.items():
-        rows[k] = rows[k].fillna(default).astype(bool) if k in rows else default
+        rows[k] = rows[k].fillna(default).astype(type(default)) if k in rows else default
     return {"provenance": obj["provenance"], "build": b, "rows": rows}

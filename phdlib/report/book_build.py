@@ -142,8 +142,8 @@ def _chapter_states(rec: dict, names: dict, titles: dict) -> list[str]:
     open_ = (rows["unfinished"].astype(bool) if "unfinished" in rows
              else pd.Series(False, index=rows.index))
     failed = [names[c] for c in rows.loc[bad & ~open_, "chapter"]]
-    unfinished = [f"{names[c]} ({_so_far(t)})" for c, t in
-                  rows.loc[bad & open_, ["chapter", "seconds"]].itertuples(index=False)]
+    unfinished = [f"{names[c]} ({_so_far(r)})" for c, r in
+                  zip(rows.loc[bad & open_, "chapter"], rows[bad & open_].to_dict("records"))]
     stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
              if not cur and not f]
     out = []
@@ -194,9 +194,13 @@ def _measured(m: dict, names: dict, titles: dict) -> list[str]:
     return out
 
 
-def _so_far(seconds) -> str:
-    """What an unfinished chapter had done: ``"12 min to its last completed cell"``."""
-    t = float(seconds)
+def _so_far(row) -> str:
+    """How long an unfinished chapter (its row) is known to have run: ``"at least 45
+    min: seen running then"`` where the build last saw it running after its last
+    completed cell (``seen_running``), else ``"12 min to its last completed cell"``."""
+    t = float(row["seconds"])
+    if row.get("seen_running"):
+        return f"at least {hours_minutes(t / 60.0)}: seen running then"
     return f"{hours_minutes(t / 60.0)} to its last completed cell" if t > 0 else \
         "no cell completed"
 
@@ -286,7 +290,7 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
         rows = rec["rows"]
         for _, r in rows[rows["failed"].astype(bool)].iterrows():
             what = (f"{r['title'] or r['chapter']} in the {ordinal(i)} build"
-                    + (f" ({_so_far(r['seconds'])})" if r.get("unfinished") else
+                    + (f" ({_so_far(r)})" if r.get("unfinished") else
                        f", after {hours_minutes(float(r['seconds']) / 60.0)}"))
             (again if last_try[r["chapter"]] > i else cut).append(what)
     if again:
