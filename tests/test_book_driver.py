@@ -419,9 +419,18 @@ def test_a_cell_may_run_as_long_as_it_takes_unless_a_timeout_is_given(tmp_path, 
             book.build(root=proj, site=False, log=lambda *a: None, cell_timeout=bad)
 
 
-def test_the_heartbeat_keeps_a_file_of_when_it_last_saw_the_chapter_running(tmp_path):
+def test_the_heartbeat_keeps_a_file_of_when_it_last_saw_the_chapter_running(tmp_path,
+                                                                            monkeypatch):
+    from phdlib import results
+
+    monkeypatch.setattr(results, "count", lambda root=None: 7)
     alive = tmp_path / "x.alive.json"
     alive.write_text("{}")   # a killed build's, left behind: not this execution's
+    with book._heartbeat("book/x.md", print, 60.0, alive=alive):
+        assert not alive.exists()
+    alive.write_text("{}")
+    with book._heartbeat("book/x.md", print, 0, alive=alive):   # no heartbeat: no file
+        assert not alive.exists()
     seen = []
     with book._heartbeat("book/x.md", seen.append, 0.05, alive=alive):
         time.sleep(0.4)

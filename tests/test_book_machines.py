@@ -91,6 +91,11 @@ def _record(tmp_path, name, rows, commit, measured=None, cpu=None):
     return record.load(path)
 
 
+def _at(minute):
+    """A row's start, ``minute`` minutes into the day."""
+    return f"2026-01-02T{minute // 60:02d}:{minute % 60:02d}:00+00:00"
+
+
 def test_a_machine_that_built_the_book_in_two_parts_is_compared_chapter_by_chapter(tmp_path):
     names = {"a": "Alpha", "b": "Beta", "c": "Gamma", "d": "Delta"}
     base = _record(tmp_path, "base.json",
@@ -98,19 +103,22 @@ def test_a_machine_that_built_the_book_in_two_parts_is_compared_chapter_by_chapt
                    "1111111111aaaa", measured=MEASURED)
     cpu = "Intel(R) Xeon(R) Processor (family 6, model 207)"
     # the first build: Alpha and Beta to the end, killed in Gamma (30 s to its last cell)
-    first = _record(tmp_path, "first.json", [
-        dict(ROW, chapter="a", title="Alpha", seconds=1200.0),
-        dict(ROW, chapter="b", title="Beta", seconds=900.0),
-        dict(ROW, chapter="c", title="Gamma", seconds=30.0, failed=True, unfinished=True)],
-        "2222222222bbbb", cpu=cpu)
-    # the second, on the store the first left: Alpha and Beta reused, Gamma and Delta run
-    second = _record(tmp_path, "second.json", [
-        dict(ROW, chapter="a", title="Alpha", seconds=1200.0),
-        dict(ROW, chapter="b", title="Beta", seconds=900.0),
-        dict(ROW, chapter="c", title="Gamma", seconds=900.0),
-        dict(ROW, chapter="d", title="Delta", seconds=1800.0)],
-        "2222222222bbbb", measured=dict(MEASURED, cached=["a", "b"], executed=["c", "d"],
-                                        store_runs_before=639), cpu=cpu)
+    first_rows = [
+        dict(ROW, chapter="a", title="Alpha", seconds=1200.0, started=_at(0)),
+        dict(ROW, chapter="b", title="Beta", seconds=900.0, started=_at(20)),
+        dict(ROW, chapter="c", title="Gamma", seconds=30.0, failed=True, unfinished=True,
+             started=_at(35))]
+    first = _record(tmp_path, "first.json", first_rows, "2222222222bbbb", cpu=cpu)
+    # the second, on the store the first left: Alpha and Beta reused (their rows are the
+    # first build's executions, whatever the record says of them), Gamma and Delta run
+    second_rows = [
+        dict(ROW, chapter="a", title="Alpha", seconds=1.0, started=_at(0)),
+        dict(ROW, chapter="b", title="Beta", seconds=1.0, started=_at(20)),
+        dict(ROW, chapter="c", title="Gamma", seconds=900.0, started=_at(100)),
+        dict(ROW, chapter="d", title="Delta", seconds=1800.0, started=_at(115))]
+    second = _record(tmp_path, "second.json", second_rows, "2222222222bbbb",
+                     measured=dict(MEASURED, cached=["a", "b"], executed=["c", "d"],
+                                   store_runs_before=639), cpu=cpu)
     assert book_machines.builds(first) == [first]
     assert book_machines.in_parts([first, second]) == {"c": ([0.5], 15.0)}
     t = book_machines.machines(base, [[first, second], first])
@@ -126,9 +134,9 @@ def test_a_machine_that_built_the_book_in_two_parts_is_compared_chapter_by_chapt
         "first 36 min for 3 chapters; the second 45 min for 2 chapters on a store of 639 "
         "runs).")
     assert lines[1] == f"The 2 builds ran on 2 cores of an {cpu}."
-    assert ("Not compared, as run in parts (a later build going on from the runs a "
-            "cut-short try had stored): Gamma (15 min in the build that ended it, 30 s "
-            "recorded before in 1 cut-short try).") in lines
+    assert ("Not compared, as executed more than once (the last going on from the runs the "
+            "earlier tries had stored): Gamma (15 min in the last, after 1 earlier try "
+            "recorded as 30 s).") in lines
     assert lines[-1].startswith(
         "For the 3 chapters run to the end in one piece on both machines, these builds took "
         "2.17 times as long as the build above (1 h 5 min against 30 min; from 1.50 to 3.00 "
@@ -136,6 +144,34 @@ def test_a_machine_that_built_the_book_in_two_parts_is_compared_chapter_by_chapt
         "(2222222222 here, 1111111111 above)")
     # the first build's record does not say which store it started on: said so
     assert "A record does not say which results store" in lines[-1]
+    # the second recorded by phd book record (no measured block): the rows it repeats
+    # from the first build are still the first build's, by their start
+    again = _record(tmp_path, "again.json", second_rows, "2222222222bbbb", cpu=cpu)
+    assert book_machines.in_parts([first, again]) == {"c": ([0.5], 15.0)}
+    assert book_machines.machines(base, [[first, again]])["minutes 1"].tolist()[:2] == \
+        pytest.approx([20.0, 15.0])
+    assert "the second 45 min for 2 chapters" in \
+        book_machines.machines_findings(base, [first, again], "Tiny")[0]
+    # a first build whose own record stopped after Beta (killed in Gamma, no row for it)
+    killed = _record(tmp_path, "killed.json", first_rows[:2], "2222222222bbbb", cpu=cpu,
+                     measured=dict(MEASURED, ended=False, upto="b", not_reached=["c", "d"]))
+    parts = book_machines.in_parts([killed, second])
+    assert list(parts) == ["c"] and np.isnan(parts["c"][0][0]) and parts["c"][1] == 15.0
+    assert any(x.endswith("Gamma (15 min in the last, after 1 earlier try).") for x in
+               book_machines.machines_findings(base, [killed, second], "Tiny"))
+    # a chapter executed again and failed: not compared (its last try did not end), and
+    # not from the earlier execution either
+    third = _record(tmp_path, "third.json", [
+        dict(ROW, chapter="d", title="Delta", seconds=60.0, failed=True, started=_at(200))],
+        "2222222222bbbb", cpu=cpu, measured=MEASURED)
+    t = book_machines.machines(base, [[first, second, third]])
+    assert np.isnan(t["minutes 1"].iloc[3]) and "d" not in book_machines.in_parts(
+        [first, second, third])
+    # executed to the end twice: the second read what the first stored, not compared
+    fourth = _record(tmp_path, "fourth.json", [
+        dict(ROW, chapter="d", title="Delta", seconds=60.0, started=_at(200))],
+        "2222222222bbbb", cpu=cpu, measured=MEASURED)
+    assert book_machines.in_parts([first, second, fourth])["d"] == ([30.0], 1.0)
     # builds at different commits: the code cannot be named
     second["provenance"]["commit"] = "3333333333cccc"
     assert "cannot be told" in book_machines.machines_findings(base, [first, second], "Tiny")[-1]

@@ -98,6 +98,11 @@ def test_an_execution_that_never_ended_is_an_unfinished_row_up_to_its_last_cell(
     assert row["seconds"] == 2700.0 and row["finished"] == "2026-01-01T10:45:00+00:00"
     assert row["seen_running"] == "2026-01-01T10:45:00+00:00"
     assert record.chapter_row(src, nb_path, failed=True)["seen_running"] == ""
+    # seen before its last completed cell ended: that end, and not 'seen running'
+    alive.write_text(json.dumps({"started": "2026-01-01T09:59:58+00:00",
+                                 "seen": "2026-01-01T10:00:02+00:00"}))
+    row = record.chapter_row(src, nb_path, failed=True, alive=alive)
+    assert row["seconds"] == 3.0 and row["seen_running"] == ""
     # another execution's file (begun after papermill's start, or long before), or one
     # not readable, is not this execution's: up to the last completed cell
     for began in ("2026-01-01T10:00:05+00:00", "2026-01-01T09:40:00+00:00"):

@@ -179,9 +179,12 @@ def _heartbeat(rel, log, every: float, alive: Path | None = None):
     build killed in the middle of a long cell leaves how long it ran at least
     (:func:`phdlib.book.record.chapter_row`).
     """
+    if alive is not None:   # a killed build's, left behind: not this execution's
+        _unlink(alive)
     if not every or every <= 0:
         yield
         return
+
     def count():
         try:
             return results.count()
@@ -190,8 +193,6 @@ def _heartbeat(rel, log, every: float, alive: Path | None = None):
 
     stop, t0, n0 = threading.Event(), time.perf_counter(), count()
     started = datetime.now(timezone.utc)
-    if alive is not None:
-        alive.unlink(missing_ok=True)   # a killed build's: not this execution's
 
     def beat():
         logging = True
@@ -224,7 +225,16 @@ def _heartbeat(rel, log, every: float, alive: Path | None = None):
         stop.set()
         th.join()
         if alive is not None:
-            alive.unlink(missing_ok=True)
+            _unlink(alive)
+
+
+def _unlink(path: Path) -> None:
+    """Remove ``path`` if it is there; one that cannot be removed is left (a heartbeat's
+    file is read only with the execution it names: :func:`phdlib.book.record.chapter_row`)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def build(*args, **kwargs) -> list[ChapterResult]:

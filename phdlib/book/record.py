@@ -178,8 +178,10 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
                      f"cell {i + 1}: metadata.papermill.end_time")
                 for i, c in enumerate(nb.get("cells", []))
                 if (c.get("metadata", {}).get("papermill") or {}).get("end_time")]
+        last = max([started, *ends])
         seen = _seen_running(alive, started)
-        finished = max([started, *ends, *([seen] if seen else [])])
+        seen = seen if seen and seen > last else None   # after the last completed cell
+        finished = seen or last
         seconds = (finished - started).total_seconds()
     else:
         finished = _utc(pm.get("end_time"), executed, "metadata.papermill.end_time")

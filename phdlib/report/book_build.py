@@ -17,8 +17,8 @@ import pandas as pd
 from .page import and_list, cores_text
 
 __all__ = ["across", "across_findings", "chapter_costs", "chapter_titles", "dataset",
-           "findings", "hours_minutes", "ordinal", "parameter_text", "parameter_values",
-           "started_on", "whole"]
+           "findings", "hours_minutes", "ordinal", "own_rows", "parameter_text",
+           "parameter_values", "started_on", "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -222,10 +222,21 @@ def ordinal(i: int) -> str:
     return _ORDINALS[i] if i < len(_ORDINALS) else f"number {i + 1}"
 
 
-def _reused(rec: dict) -> set:
-    """The chapters the build of ``rec`` reused from an earlier build (its rows are
-    that build's executions)."""
-    return set((rec["build"].get("measured") or {}).get("cached") or ())
+def own_rows(recs: list[dict]) -> list[pd.DataFrame]:
+    """Of each record in ``recs`` (builds in the order they ran), the rows of the
+    chapters that build executed itself: not those it reused from an earlier build
+    (named in ``measured["cached"]``, or with the chapter and start of an earlier
+    record's row, as ``phd book record`` of a later build repeats them)."""
+    seen: set = set()
+    out = []
+    for rec in recs:
+        rows = rec["rows"]
+        reused = set((rec["build"].get("measured") or {}).get("cached") or ())
+        keys = list(zip(rows["chapter"], rows["started"]))
+        keep = [c not in reused and k not in seen for c, k in zip(rows["chapter"], keys)]
+        seen.update(keys)
+        out.append(rows[keep])
+    return out
 
 
 def across(recs: list[dict]) -> pd.DataFrame:
@@ -236,11 +247,11 @@ def across(recs: list[dict]) -> pd.DataFrame:
     :func:`chapter_costs` (``share`` of the rows shown), plus ``build`` (``"first"``,
     ``"second"``, ...) and ``finished`` (bool)."""
     picked: dict[str, tuple] = {}
-    for i, rec in enumerate(recs):
+    for i, (rec, own) in enumerate(zip(recs, own_rows(recs))):
         for _, r in rec["rows"].iterrows():
             c = r["chapter"]
             ok = not bool(r["failed"])
-            if c in picked and c in _reused(rec):   # the same execution, an earlier build's
+            if c in picked and c not in set(own["chapter"]):   # an earlier build's execution
                 continue
             if c not in picked or ok or not picked[c][2]:
                 picked[c] = (i, r, ok)
@@ -268,8 +279,7 @@ def across_findings(recs: list[dict], label: str) -> list[str]:
     total = float(table["minutes"].sum())
     done = table[table["finished"]]
     parts = []
-    for i, rec in enumerate(recs):
-        own = rec["rows"][~rec["rows"]["chapter"].isin(_reused(rec))]
+    for i, (rec, own) in enumerate(zip(recs, own_rows(recs))):
         mins = float(own["seconds"].sum()) / 60.0
         n = len(own)
         start = started_on(rec)

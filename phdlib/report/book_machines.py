@@ -5,19 +5,21 @@ run one after another on one results store, as when a build is killed and
 another goes on from what it stored (:func:`builds`). :func:`machines` is the
 table of minutes and ratios, :func:`machines_findings` the computed
 statements, for the "Cost at scale" chapter. A chapter is compared only where
-a build ran it to the end itself, from today's source, with the parameters of
-the build it is set beside, and in one piece: not one cut short and run again
-later on the store the cut-short try had filled (:func:`in_parts`). Units:
-minutes.
+the builds executed it once (:func:`tries`), to the end, from today's source,
+with the parameters of the build it is set beside: not one cut short or
+executed again later on the store an earlier try had filled
+(:func:`in_parts`). Units: minutes.
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from .book_build import across_findings, chapter_titles, findings, hours_minutes, ordinal
+from .book_build import (across_findings, chapter_titles, findings, hours_minutes, ordinal,
+                         own_rows)
 from .page import and_list, cores_text
 
-__all__ = ["builds", "finished_minutes", "in_parts", "machines", "machines_findings"]
+__all__ = ["builds", "finished_minutes", "in_parts", "machines", "machines_findings",
+           "tries"]
 
 
 def builds(entry) -> list[dict]:
@@ -26,59 +28,61 @@ def builds(entry) -> list[dict]:
     return list(entry) if isinstance(entry, (list, tuple)) else [entry]
 
 
-def _own_minutes(rec: dict) -> pd.Series:
-    """Minutes of each chapter the build of ``rec`` itself ran to the end from today's
-    source, by chapter file: not one that failed or was cut short, one the build
-    reused from an earlier build (``measured["cached"]``), or one executed before its
-    source or the library last changed."""
-    rows = rec["rows"]
-    reused = set((rec["build"].get("measured") or {}).get("cached") or ())
-    keep = (~rows["failed"].astype(bool) & rows["current"].astype(bool)
-            & ~rows["chapter"].isin(reused))
-    done = rows[keep]
-    return pd.Series(done["seconds"].astype(float).to_numpy() / 60.0,
-                     index=done["chapter"].to_numpy())
+def tries(recs: list[dict]) -> dict[str, list[dict]]:
+    """Each chapter's executions over the builds ``recs`` (one machine's, in the order
+    they ran), in order: ``{"build": i, "minutes", "ended", "current", "parameters"}``.
 
-
-def in_parts(recs: list[dict]) -> dict[str, tuple[list[float], float]]:
-    """The chapters a build of ``recs`` cut short and a later one ran to the end:
-    chapter file -> (the minutes each cut-short try recorded, the minutes of the try
-    that ended). The try that ended read the runs the ones before had stored, so its
-    time is not what one piece would have taken; the cut-short ones record up to the
-    end of their last completed cell (:func:`phdlib.book.record.chapter_row`)."""
-    out: dict[str, tuple[list[float], float]] = {}
-    for i, rec in enumerate(recs):
-        rows = rec["rows"]
-        later: dict[str, float] = {}
-        for nxt in recs[i + 1:]:
-            later.update(_own_minutes(nxt).to_dict())
-        for c, s in rows.loc[rows["failed"].astype(bool), ["chapter", "seconds"]] \
-                .itertuples(index=False):
-            if c in later:
-                cut, _ = out.get(c, ([], 0.0))
-                out[c] = (cut + [float(s) / 60.0], later[c])
+    A row a build reused from an earlier one is not an execution of its own
+    (:func:`~phdlib.report.book_build.own_rows`). A build whose record was last
+    written while it went on (``measured["ended"]`` false) and that has no row for the
+    first chapter it had not reached was killed in that chapter: a try of unknown
+    length (``minutes`` NaN) that did not end.
+    """
+    out: dict[str, list[dict]] = {}
+    for i, (rec, own) in enumerate(zip(recs, own_rows(recs))):
+        m = rec["build"].get("measured") or {}
+        for r in own.to_dict("records"):
+            out.setdefault(r["chapter"], []).append({
+                "build": i, "minutes": float(r["seconds"]) / 60.0,
+                "ended": not bool(r["failed"]), "current": bool(r["current"]),
+                "parameters": r["parameters"]})
+        later = list(m.get("not_reached") or ())
+        if not m.get("ended", True) and later and later[0] not in set(rec["rows"]["chapter"]):
+            out.setdefault(later[0], []).append({"build": i, "minutes": float("nan"),
+                                                 "ended": False, "current": False,
+                                                 "parameters": None})
     return out
 
 
+def in_parts(recs: list[dict]) -> dict[str, tuple[list[float], float]]:
+    """The chapters the builds ``recs`` executed more than once, the last time to the
+    end from today's source: chapter file -> (the minutes each earlier try recorded,
+    NaN where unknown; the minutes of the last). The last read the runs the earlier
+    ones had stored (:func:`tries`), so its time is not what one piece would take; a
+    try cut short records up to the end of its last completed cell, or to when the
+    build last saw it running (:func:`phdlib.book.record.chapter_row`)."""
+    return {c: ([t["minutes"] for t in ts[:-1]], ts[-1]["minutes"])
+            for c, ts in tries(recs).items()
+            if len(ts) > 1 and ts[-1]["ended"] and ts[-1]["current"]}
+
+
 def finished_minutes(recs: list[dict]) -> pd.Series:
-    """Minutes of each chapter one of the builds ``recs`` (one machine's, in the order
-    they ran) ran to the end itself, in one piece (:func:`_own_minutes`, the last such
-    build's; none of :func:`in_parts`), by chapter file."""
-    out: dict[str, float] = {}
-    for rec in recs:
-        out.update(_own_minutes(rec).to_dict())
-    for c in in_parts(recs):
-        out.pop(c, None)
-    return pd.Series(out, dtype=float)
+    """Minutes of each chapter the builds ``recs`` (one machine's, in the order they
+    ran) executed once, to the end, from today's source (:func:`tries`), by chapter
+    file: not one reused from an earlier build, cut short or failed, executed before
+    its source or the library last changed, or executed more than once
+    (:func:`in_parts`)."""
+    return pd.Series({c: ts[0]["minutes"] for c, ts in tries(recs).items()
+                      if len(ts) == 1 and ts[0]["ended"] and ts[0]["current"]}, dtype=float)
 
 
 def _other_parameters(base: dict, recs: list[dict]) -> list[str]:
-    """The chapters (file names) a build of ``recs`` ran with other parameters than
-    ``base``."""
+    """The chapters (file names) whose last execution in ``recs`` ran with other
+    parameters than ``base``'s (:func:`tries`)."""
     ours = dict(zip(base["rows"]["chapter"], base["rows"]["parameters"]))
-    return sorted({c for rec in recs
-                   for c, p in zip(rec["rows"]["chapter"], rec["rows"]["parameters"])
-                   if c in ours and ours[c] != p})
+    return sorted(c for c, ts in tries(recs).items()
+                  if c in ours and ts[-1]["parameters"] is not None
+                  and ours[c] != ts[-1]["parameters"])
 
 
 def machines(base: dict, others: list) -> pd.DataFrame:
@@ -130,13 +134,17 @@ def _who(recs: list[dict], label: str) -> list[str]:
 
 
 def _parts_line(base: dict, parts: dict) -> str:
-    """The sentence on chapters run in parts (:func:`in_parts`)."""
+    """The sentence on chapters executed more than once (:func:`in_parts`)."""
     names = dict(zip(base["rows"]["chapter"], chapter_titles(base["rows"])))
-    said = [f"{names.get(c, c)} ({hours_minutes(last)} in the build that ended it, "
-            f"{hours_minutes(sum(cut))} recorded before in {len(cut)} cut-short "
-            f"tr{'ies' if len(cut) > 1 else 'y'})" for c, (cut, last) in parts.items()]
-    return (f"Not compared, as run in parts (a later build going on from the runs a "
-            f"cut-short try had stored): {and_list(said)}.")
+    said = []
+    for c, (earlier, last) in parts.items():
+        k = len(earlier)
+        known = [m for m in earlier if m == m]
+        said.append(f"{names.get(c, c)} ({hours_minutes(last)} in the last, after {k} "
+                    f"earlier tr{'ies' if k > 1 else 'y'}"
+                    + (f" recorded as {hours_minutes(sum(known))}" if known else "") + ")")
+    return (f"Not compared, as executed more than once (the last going on from the runs "
+            f"the earlier tries had stored): {and_list(said)}.")
 
 
 def machines_findings(base: dict, other, label: str) -> list[str]:
