@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import nbformat
-import numpy as np
 import pandas as pd
 import pytest
 
