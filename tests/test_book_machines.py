@@ -180,3 +180,32 @@ def test_a_machine_that_built_the_book_in_two_parts_is_compared_chapter_by_chapt
     lines = book_machines.machines_findings(base, [first, second], "Tiny")
     assert lines[1].startswith("The builds ran on different machines: the first on 2 cores "
                                f"of an {cpu}; the second on 2 cores of an AMD EPYC")
+
+
+def test_other_work_on_a_machine_during_a_build_is_said(tmp_path):
+    base = _record(tmp_path, "base.json", [dict(ROW, chapter="a", title="Alpha", seconds=600.0)],
+                   "1111111111aaaa", measured=MEASURED)
+    # 6300 s of wall time on 2 cores: 12,600 CPU-seconds; other work took 1,260 (10%)
+    there = _record(tmp_path, "there.json", [dict(ROW, chapter="a", title="Alpha",
+                                                  seconds=1200.0)], "1111111111aaaa",
+                    measured=dict(MEASURED, machine_cpu_seconds=9000.0,
+                                  other_cpu_seconds=1260.0))
+    lines = book_machines.machines_findings(base, there, "Tiny")
+    assert lines[-1].endswith("Other work shared the machine during the build here (at least "
+                              "2% of its cores' time), so some of its chapters' times include "
+                              "that contention.")
+    assert ("Other work used 21 min of CPU time on the machine while it ran, 10% of its 2 "
+            "cores' time: the chapters' times include that contention.") in lines
+    # under the threshold, or not measured (older records): nothing said
+    there["build"]["measured"]["other_cpu_seconds"] = 100.0
+    lines = book_machines.machines_findings(base, there, "Tiny")
+    assert not any("Other work" in x for x in lines)
+    del there["build"]["measured"]["other_cpu_seconds"]
+    assert not any("Other work" in x for x in book_machines.machines_findings(base, there,
+                                                                              "Tiny"))
+    # a bad value is refused by name
+    obj = json.loads((tmp_path / "there.json").read_text())
+    obj["build"]["measured"]["other_cpu_seconds"] = -1
+    (tmp_path / "bad.json").write_text(json.dumps(obj))
+    with pytest.raises(ValueError, match="build.measured.other_cpu_seconds must be a number"):
+        record.load(tmp_path / "bad.json")

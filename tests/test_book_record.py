@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import nbformat
 import pandas as pd
@@ -496,6 +497,26 @@ def test_tree_memory_counts_a_child_and_refuses_a_bad_interval():
     assert mem.peaks[child.pid] >= 190
     assert mem.peak_total_mb >= mem.peaks[child.pid] + 0.9 * mem.peaks[os.getpid()]
     assert mem.peak_process_mb >= mem.peaks[child.pid] and mem.samples >= 5
+
+
+def test_tree_memory_tells_the_trees_cpu_time_from_other_work_on_the_machine(tmp_path):
+    # one second of CPU time, however busy the machine is
+    spin = "import time\nwhile time.process_time() < 1.0: pass"
+    with TreeMemory(interval=0.1) as mem:
+        subprocess.run([sys.executable, "-c", spin + "\ntime.sleep(0.3)"], check=True)
+    assert mem.tree_cpu_seconds >= 0.9 and mem.machine_cpu_seconds >= 0.9
+    # the same work outside the tree (a new session, its parent gone): other work
+    done = tmp_path / "done"
+    with TreeMemory(interval=0.1) as mem:
+        subprocess.run(["setsid", "-f", sys.executable, "-c",
+                        spin + f"\nopen({str(done)!r}, 'w').close()"], check=True)
+        for _ in range(600):   # until it is done (at most a minute)
+            if done.exists():
+                break
+            time.sleep(0.1)
+        time.sleep(0.3)
+    assert done.exists()
+    assert mem.other_cpu_seconds >= 0.9 and mem.tree_cpu_seconds < 0.5
 
 
 def test_cli_record_errors_are_one_line(tmp_path, monkeypatch):

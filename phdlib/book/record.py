@@ -16,7 +16,8 @@ record with what the build itself measured (``build["measured"]``: its
 start and wall time, whether it built the site, which chapters it executed
 and which it reused from an earlier build, the runs the results store held
 before and after, the peak memory of the build, its kernels and their
-workers together); ``phd book build --record FILE`` calls it. ``phd book
+workers together, and the CPU time the machine was busy meanwhile with the part
+of it other work used); ``phd book build --record FILE`` calls it. ``phd book
 record --out FILE`` writes the record of the last executions alone
 (``measured`` is None). The chapter "Cost at scale" reads one with
 :func:`load`, which checks every field the report uses.
@@ -278,7 +279,9 @@ def _write_measured(path, root: Path, command: str, started: datetime, t0: float
                 "site": site, "store_runs_before": before, "store_runs_after": _count(),
                 "peak_total_rss_mb": mem.peak_total_mb,
                 "peak_process_rss_mb": mem.peak_process_mb, "memory_samples": mem.samples,
-                "sample_interval_s": mem.interval, "failed": failed, "ended": upto is None}
+                "sample_interval_s": mem.interval, "failed": failed, "ended": upto is None,
+                "machine_cpu_seconds": mem.machine_cpu_seconds,
+                "other_cpu_seconds": mem.other_cpu_seconds}
     rec = from_executed(root, command, measured)
     if upto is not None:   # what the build has not reached yet is not this build's
         pages = [src for src in order(chapters(root)) if is_notebook(src.read_text())]
@@ -391,6 +394,9 @@ def _check_measured(path: Path, m) -> None:
         if not _number(m.get(k)):
             raise ValueError(f"{path}: build.measured.{k} must be a number >= 0, "
                              f"got {m.get(k)!r}")
+    for k in ("machine_cpu_seconds", "other_cpu_seconds"):   # records before them lack them
+        if k in m and not _number(m[k]):
+            raise ValueError(f"{path}: build.measured.{k} must be a number >= 0, got {m[k]!r}")
     for k in ("store_runs_before", "store_runs_after"):
         v = m.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):

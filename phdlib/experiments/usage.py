@@ -94,7 +94,15 @@ class TreeMemory:
     single process, ``peaks`` each process's largest (by pid), ``samples`` how
     many sums were taken (MB: 2**20 bytes).
     A sample is a snapshot: a peak shorter than the interval can fall between
-    two, so both peaks are lower bounds of the true ones. The sum counts
+    two, so both peaks are lower bounds of the true ones.
+
+    Each sample also adds up the CPU time the whole machine was busy since the
+    one before, and what of it the tree's processes used (their user and system
+    time): ``machine_cpu_seconds`` and ``tree_cpu_seconds``. Their difference,
+    ``other_cpu_seconds``, is the other work that shared the machine meanwhile
+    (other users' jobs, a test run): an estimate, which also counts what a
+    process of the tree did after the last sample it was seen in (one that ends
+    within an interval of its start: all of it). The sum counts
     pages that several processes share (a forked worker's inherited arrays,
     one memory-mapped file) once in each, so the total can exceed what the
     tree holds in physical memory.
@@ -108,6 +116,10 @@ class TreeMemory:
         self.peak_process_mb = 0.0
         self.samples = 0
         self.peaks: dict[int, float] = {}
+        self.machine_cpu_seconds = 0.0
+        self.tree_cpu_seconds = 0.0
+        self._busy = None
+        self._cpu: dict[int, float] = {}
         self._stop = None
         self._thread = None
 
@@ -121,18 +133,38 @@ class TreeMemory:
             procs = [me] + me.children(recursive=True)
         except psutil.Error:  # (this process is always readable; a child may be gone)
             procs = [me]
+        cpu: dict[int, float] = {}
         for p in procs:
             try:
                 rss = p.memory_info().rss
+                t = p.cpu_times()
             except psutil.Error:  # ended between the listing and the read
                 continue
+            cpu[p.pid] = t.user + t.system
             total += rss
             largest = max(largest, rss)
             self.peaks[p.pid] = max(self.peaks.get(p.pid, 0.0), rss / 2**20)
+        self._count_cpu(psutil.cpu_times(), cpu)
         self.samples += 1
         self.peak_total_mb = max(self.peak_total_mb, total / 2**20)
         self.peak_process_mb = max(self.peak_process_mb, largest / 2**20)
         return total / 2**20
+
+    def _count_cpu(self, machine, cpu: dict) -> None:
+        """Add the machine's busy CPU seconds since the last sample, and the tree's (a
+        process new since then counts from its start: it started after the block did)."""
+        busy = machine.user + machine.nice + machine.system + getattr(machine, "irq", 0.0) \
+            + getattr(machine, "softirq", 0.0) + getattr(machine, "steal", 0.0)
+        if self._busy is not None:
+            self.machine_cpu_seconds += max(0.0, busy - self._busy)
+            self.tree_cpu_seconds += sum(max(0.0, t - self._cpu.get(pid, 0.0))
+                                         for pid, t in cpu.items())
+        self._busy, self._cpu = busy, cpu
+
+    @property
+    def other_cpu_seconds(self) -> float:
+        """CPU seconds of other work on the machine while the block ran (an estimate)."""
+        return max(0.0, self.machine_cpu_seconds - self.tree_cpu_seconds)
 
     def __enter__(self) -> "TreeMemory":
         import threading

@@ -17,8 +17,8 @@ import pandas as pd
 from .page import and_list, cores_text
 
 __all__ = ["across", "across_findings", "chapter_costs", "chapter_titles", "dataset",
-           "findings", "hours_minutes", "ordinal", "own_rows", "parameter_text",
-           "parameter_values", "started_on", "whole"]
+           "findings", "hours_minutes", "ordinal", "other_share", "own_rows",
+           "parameter_text", "parameter_values", "shared_text", "started_on", "whole"]
 
 
 def hours_minutes(minutes: float) -> str:
@@ -129,7 +129,7 @@ def findings(rec: dict, label: str, top: int = 3) -> list[str]:
         out.append("The chapters' times are papermill's; the build itself was not measured "
                    "(a record of the last executions, which may span several builds).")
         return out
-    return out + _measured(m, names, titles)
+    return out + _measured(m, names, titles, prov.get("cpus"))
 
 
 def _chapter_states(rec: dict, names: dict, titles: dict) -> list[str]:
@@ -162,7 +162,7 @@ def _chapter_states(rec: dict, names: dict, titles: dict) -> list[str]:
     return out
 
 
-def _measured(m: dict, names: dict, titles: dict) -> list[str]:
+def _measured(m: dict, names: dict, titles: dict, cpus=None) -> list[str]:
     """What a build measured itself (``build["measured"]``): reused chapters, how it
     stopped or that it had not ended, its wall time, memory and store (:func:`findings`)."""
     out = []
@@ -187,11 +187,39 @@ def _measured(m: dict, names: dict, titles: dict) -> list[str]:
     if m.get("store_runs_before") is not None and m.get("store_runs_after") is not None:
         store = (f"; the results store held {m['store_runs_before']:,} runs before and "
                  f"{m['store_runs_after']:,} after")
+    shared = shared_text(m, cpus)
     site = " with the site" if m.get("site") and not m.get("failed") and not going else ""
     took = "ran for" if m.get("failed") or going else "took"
     out.append(f"The build {took} {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
                f"time{site}{mem}{store}.")
+    if shared:
+        out.append(shared[0].upper() + shared[1:] + ".")
     return out
+
+
+#: The share of a machine's CPU time (over a build's wall time and the cores) other work
+#: may take before the findings call the machine shared (:func:`other_share`).
+SHARED = 0.02
+
+
+def other_share(m: dict | None, cpus) -> float | None:
+    """The share of the machine's CPU time (the build's wall time times ``cpus``) that
+    other work took while the build ran (``measured["other_cpu_seconds"]``); None where
+    the record does not say (records before the field, or without a measured block)."""
+    if not m or m.get("other_cpu_seconds") is None or not cpus or not m.get("wall_seconds"):
+        return None
+    return float(m["other_cpu_seconds"]) / (float(m["wall_seconds"]) * float(cpus))
+
+
+def shared_text(m: dict | None, cpus) -> str:
+    """``"other work used 36 CPU-min of the machine while it ran, 8% of its 2 cores'
+    time"`` where that share is at least :data:`SHARED`, else ``""``."""
+    share = other_share(m, cpus)
+    if share is None or share < SHARED:
+        return ""
+    return (f"other work used {hours_minutes(float(m['other_cpu_seconds']) / 60.0)} of CPU "
+            f"time on the machine while it ran, {100 * share:.0f}% of its {cpus} cores' "
+            f"time: the chapters' times include that contention")
 
 
 def _so_far(row) -> str:

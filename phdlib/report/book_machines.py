@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .book_build import (across_findings, chapter_titles, findings, hours_minutes, ordinal,
-                         own_rows)
+from .book_build import (SHARED, across_findings, chapter_titles, findings, hours_minutes,
+                         ordinal, other_share, own_rows)
 from .page import and_list, cores_text
 
 __all__ = ["builds", "finished_minutes", "in_parts", "machines", "machines_findings",
@@ -202,5 +202,19 @@ def machines_findings(base: dict, other, label: str) -> list[str]:
     elif stores[0] != stores[1]:
         line += (f" The builds started on different results stores ({stores[1]:,} runs here, "
                  f"{stores[0]:,} above); one that found runs stored had less to train.")
+    shared = [f"the {ordinal(i)} build here" if len(recs) > 1 else "the build here"
+              for i, r in enumerate(recs) if _shared(r)] + (["the build above"] if _shared(base)
+                                                             else [])
+    if shared:
+        line += (f" Other work shared the machine during {and_list(shared)} (at least "
+                 f"{100 * SHARED:.0f}% of its cores' time), so some of its chapters' times "
+                 f"include that contention.")
     out.append(line)
     return out
+
+
+def _shared(rec: dict) -> bool:
+    """Other work took at least :data:`~phdlib.report.book_build.SHARED` of the machine
+    during the build of ``rec`` (False where the record does not say)."""
+    share = other_share(rec["build"].get("measured"), rec["provenance"].get("cpus"))
+    return share is not None and share >= SHARED
