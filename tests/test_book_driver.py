@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from phdlib.book import driver as book
+from phdlib.book import heartbeat
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -426,13 +427,13 @@ def test_the_heartbeat_keeps_a_file_of_when_it_last_saw_the_chapter_running(tmp_
     monkeypatch.setattr(results, "count", lambda root=None: 7)
     alive = tmp_path / "x.alive.json"
     alive.write_text("{}")   # a killed build's, left behind: not this execution's
-    with book._heartbeat("book/x.md", print, 60.0, alive=alive):
+    with heartbeat.beating("book/x.md", print, 60.0, alive=alive):
         assert not alive.exists()
     alive.write_text("{}")
-    with book._heartbeat("book/x.md", print, 0, alive=alive):   # no heartbeat: no file
+    with heartbeat.beating("book/x.md", print, 0, alive=alive):   # no heartbeat: no file
         assert not alive.exists()
     seen = []
-    with book._heartbeat("book/x.md", seen.append, 0.05, alive=alive):
+    with heartbeat.beating("book/x.md", seen.append, 0.05, alive=alive):
         time.sleep(0.4)
         obj = json.loads(alive.read_text())
     assert obj["chapter"] == "x" and obj["seconds"] > 0
@@ -441,7 +442,7 @@ def test_the_heartbeat_keeps_a_file_of_when_it_last_saw_the_chapter_running(tmp_
     # a log that fails stops the lines, not the file
     def broken(line):
         raise BrokenPipeError("closed")
-    with book._heartbeat("book/x.md", broken, 0.05, alive=alive):
+    with heartbeat.beating("book/x.md", broken, 0.05, alive=alive):
         time.sleep(0.3)
         first = json.loads(alive.read_text())["seconds"]
         time.sleep(0.3)
@@ -456,7 +457,7 @@ def test_the_progress_line_survives_a_store_it_cannot_list_and_a_log_that_fails(
 
     monkeypatch.setattr(results, "count", unlistable)
     lines = []
-    with book._heartbeat("book/x.md", lines.append, 0.05):
+    with heartbeat.beating("book/x.md", lines.append, 0.05):
         time.sleep(0.3)
     assert lines and "an unknown number of runs" in lines[0]
 
@@ -469,7 +470,7 @@ def test_the_progress_line_survives_a_store_it_cannot_list_and_a_log_that_fails(
     old_hook = threading.excepthook
     threading.excepthook = lambda a: escaped.append(a.exc_value)
     try:
-        with book._heartbeat("book/x.md", broken, 0.05):  # the thread stops, nothing raised
+        with heartbeat.beating("book/x.md", broken, 0.05):  # the thread stops, nothing raised
             time.sleep(0.2)
     finally:
         threading.excepthook = old_hook

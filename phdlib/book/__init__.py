@@ -1,7 +1,7 @@
 """The book driver (below the command line only): chapters in, a site out.
 
 :mod:`~phdlib.book.driver` executes every chapter with papermill and caches
-it; :mod:`~phdlib.book.params` reads and checks a chapter's ``parameters``
+it, :mod:`~phdlib.book.heartbeat` showing a long one's progress; :mod:`~phdlib.book.params` reads and checks a chapter's ``parameters``
 cell; :mod:`~phdlib.book.companions` settles the real datasets the chapters
 read besides the build's own; :mod:`~phdlib.book.project` knows the book's files (``_toc.yml``, the
 chapters); :mod:`~phdlib.book.site` builds the Jupyter Book site from the

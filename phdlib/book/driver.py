@@ -30,11 +30,8 @@ import json
 import math
 import os
 import shutil
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 # the chapters' parameters (book.params), the project's files (book.project) and the
@@ -44,13 +41,10 @@ from .project import chapters, is_notebook, project_root, toc_files  # noqa: F40
 from .site import SYNTHETIC_BANNER, SiteBuildError  # noqa: F401
 from .site import build_site, fold_injected, stage_static, stage_synthetic_banner
 from .selection import ChapterNotBuilt, check_options, check_selection  # noqa: F401
+from .heartbeat import HEARTBEAT_SECONDS, alive_file, beating
 from .. import io as _io
 from ..io import write_json
-from .. import results
 
-
-#: Seconds between the build's "still executing" lines for a long chapter (0: none).
-HEARTBEAT_SECONDS = 300
 
 
 class ChapterError(RuntimeError):
@@ -167,76 +161,6 @@ def execute_chapter(
     return used
 
 
-@contextmanager
-def _heartbeat(rel, log, every: float, alive: Path | None = None):
-    """While the block runs, log every ``every`` seconds that chapter ``rel`` is still
-    executing, for how long, and how many runs the results store gained since (the
-    chapters train through it): a long chapter shows progress in the build's log.
-
-    ``alive``: a file rewritten (atomically) at each of those times with when the
-    chapter started, when it was last seen running and for how long (``started``,
-    ``seen``: ISO 8601 UTC; ``seconds``), and removed when the block ends, so that a
-    build killed in the middle of a long cell leaves how long it ran at least
-    (:func:`phdlib.book.record.chapter_row`).
-    """
-    if alive is not None:   # a killed build's, left behind: not this execution's
-        _unlink(alive)
-    if not every or every <= 0:
-        yield
-        return
-
-    def count():
-        try:
-            return results.count()
-        except OSError:  # the store could not be listed this time
-            return None
-
-    stop, t0, n0 = threading.Event(), time.perf_counter(), count()
-    started = datetime.now(timezone.utc)
-
-    def beat():
-        logging = True
-        while not stop.wait(every):
-            n = count()
-            gained = "an unknown number of runs" if None in (n, n0) else f"{n - n0:+d} runs"
-            elapsed = time.perf_counter() - t0
-            if alive is not None:
-                try:
-                    write_json(alive, {"chapter": Path(rel).stem, "started": started.isoformat(),
-                                       "seen": datetime.now(timezone.utc).isoformat(),
-                                       "seconds": elapsed})
-                except OSError:  # the next beat tries again
-                    pass
-            if not logging:
-                continue
-            try:
-                log(f"[book] {rel}: still executing after {elapsed / 60:.0f} min; the results "
-                    f"store holds {gained} since it started")
-            except Exception:  # (e.g. a closed pipe: the build itself reports it)
-                logging = False
-                if alive is None:
-                    return
-
-    th = threading.Thread(target=beat, daemon=True)
-    th.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        th.join()
-        if alive is not None:
-            _unlink(alive)
-
-
-def _unlink(path: Path) -> None:
-    """Remove ``path`` if it is there; one that cannot be removed is left (a heartbeat's
-    file is read only with the execution it names: :func:`phdlib.book.record.chapter_row`)."""
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
 def build(*args, **kwargs) -> list[ChapterResult]:
     """Execute the chapters and build the site; see :func:`_build`.
 
@@ -321,7 +245,7 @@ def _chapter(src: Path, root: Path, stage: Path, exec_dir: Path,
     else:
         log(f"[book] executing {rel} ...")
         key_file.unlink(missing_ok=True)
-        with _heartbeat(rel, log, heartbeat, alive=executed_nb.with_suffix(".alive.json")):
+        with beating(rel, log, heartbeat, alive=alive_file(executed_nb)):
             used = execute_chapter(src, executed_nb, parameters, cwd=src.parent,
                                    timeout=cell_timeout)
         write_json(key_file, key)

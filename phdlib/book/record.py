@@ -41,6 +41,7 @@ from ..experiments.usage import TreeMemory
 from ..io import write_json
 from ..studies.scale import provenance
 from .driver import ChapterError, build, library_hash, order, source_hash
+from .heartbeat import alive_file, seen_running
 from .selection import check_options
 from .params import declared_parameters
 from .project import chapters, is_notebook, project_root
@@ -123,28 +124,6 @@ def _defaults(nb: dict) -> dict:
     return out
 
 
-#: Seconds a build's heartbeat may start before papermill records its start (the
-#: kernel starting in between) for :func:`_seen_running` to take it as the same execution.
-ALIVE_LEAD = 300.0
-
-
-def _seen_running(alive: Path | None, started: datetime) -> datetime | None:
-    """When the build last saw the execution that started at ``started`` running, from
-    the file its heartbeat keeps (:func:`phdlib.book.driver._heartbeat`); None where
-    there is no such file, it is unreadable, or it is of another execution (it must
-    have started before papermill did, by at most :data:`ALIVE_LEAD` seconds)."""
-    if alive is None:
-        return None
-    try:
-        obj = json.loads(alive.read_text(encoding="utf-8"))
-        began = _utc(obj["started"], alive, "started")
-        seen = _utc(obj["seen"], alive, "seen")
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    lead = (started - began).total_seconds()
-    return seen if 0 <= lead <= ALIVE_LEAD and seen > started else None
-
-
 def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
                 failed: bool = False, alive: Path | None = None) -> dict:
     """One chapter's row, from the notebook papermill wrote (``ValueError`` naming the
@@ -152,7 +131,7 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
     has a start and no end is ``unfinished``: still running, or stopped from outside;
     its ``seconds`` and ``finished`` go up to the end of its last completed cell, or
     to when the build last saw it running where that is later (``seen_running``:
-    read from its heartbeat's file ``alive``, :func:`_seen_running`; a cell can run
+    read from its heartbeat's file ``alive``, :func:`~phdlib.book.heartbeat.seen_running`; a cell can run
     for hours, so the last one completed may be long before a kill). ``parameters``: the defaults of the chapter's
     ``parameters`` cell with the values the build passed over them. ``cells``: its
     code cells, without the one papermill injects. ``current``: the cache key beside
@@ -180,7 +159,7 @@ def chapter_row(src: Path, executed: Path, lib_hash: str | None = None,
                 for i, c in enumerate(nb.get("cells", []))
                 if (c.get("metadata", {}).get("papermill") or {}).get("end_time")]
         last = max([started, *ends])
-        seen = _seen_running(alive, started)
+        seen = seen_running(alive, started)
         seen = seen if seen and seen > last else None   # after the last completed cell
         finished = seen or last
         seconds = (finished - started).total_seconds()
@@ -211,7 +190,7 @@ def _partial_row(src: Path, partial: Path, executed: Path, lib_hash: str | None,
     rewrites that notebook as its cells end, in place, and replaces the finished one
     with it at the chapter's end: a notebook read half written is read once more after
     ``wait`` seconds, and one gone by then is read where the build put it."""
-    alive = executed.with_suffix(".alive.json")
+    alive = alive_file(executed)
     try:
         return chapter_row(src, partial, lib_hash, failed=True, alive=alive)
     except ValueError:
