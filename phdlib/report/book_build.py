@@ -142,8 +142,8 @@ def _chapter_states(rec: dict, names: dict, titles: dict) -> list[str]:
     open_ = (rows["unfinished"].astype(bool) if "unfinished" in rows
              else pd.Series(False, index=rows.index))
     failed = [names[c] for c in rows.loc[bad & ~open_, "chapter"]]
-    unfinished = [f"{names[c]} ({_so_far(r)})" for c, r in
-                  zip(rows.loc[bad & open_, "chapter"], rows[bad & open_].to_dict("records"))]
+    unfinished = [f"{names[r['chapter']]} ({_so_far(r)})"
+                  for r in rows[bad & open_].to_dict("records")]
     stale = [names[c] for c, cur, f in zip(rows["chapter"], rows["current"], rows["failed"])
              if not cur and not f]
     out = []
@@ -187,13 +187,13 @@ def _measured(m: dict, names: dict, titles: dict, cpus=None) -> list[str]:
     if m.get("store_runs_before") is not None and m.get("store_runs_after") is not None:
         store = (f"; the results store held {m['store_runs_before']:,} runs before and "
                  f"{m['store_runs_after']:,} after")
-    shared = shared_text(m, cpus)
     site = " with the site" if m.get("site") and not m.get("failed") and not going else ""
     took = "ran for" if m.get("failed") or going else "took"
     out.append(f"The build {took} {hours_minutes(float(m['wall_seconds']) / 60.0)} of wall "
                f"time{site}{mem}{store}.")
+    shared = shared_text(m, cpus)
     if shared:
-        out.append(shared[0].upper() + shared[1:] + ".")
+        out.append(shared)
     return out
 
 
@@ -212,14 +212,14 @@ def other_share(m: dict | None, cpus) -> float | None:
 
 
 def shared_text(m: dict | None, cpus) -> str:
-    """``"other work used 36 CPU-min of the machine while it ran, 8% of its 2 cores'
-    time"`` where that share is at least :data:`SHARED`, else ``""``."""
+    """``"Other work used 21 min of CPU time on the machine while it ran, 10% of its 2
+    cores' time: ..."`` where that share is at least :data:`SHARED`, else ``""``."""
     share = other_share(m, cpus)
     if share is None or share < SHARED:
         return ""
-    return (f"other work used {hours_minutes(float(m['other_cpu_seconds']) / 60.0)} of CPU "
+    return (f"Other work used {hours_minutes(float(m['other_cpu_seconds']) / 60.0)} of CPU "
             f"time on the machine while it ran, {100 * share:.0f}% of its {cpus} cores' "
-            f"time: the chapters' times include that contention")
+            f"time: the chapters' times include that contention.")
 
 
 def _so_far(row) -> str:
@@ -276,10 +276,11 @@ def across(recs: list[dict]) -> pd.DataFrame:
     ``"second"``, ...) and ``finished`` (bool)."""
     picked: dict[str, tuple] = {}
     for i, (rec, own) in enumerate(zip(recs, own_rows(recs))):
+        ran = set(own["chapter"])
         for _, r in rec["rows"].iterrows():
             c = r["chapter"]
             ok = not bool(r["failed"])
-            if c in picked and c not in set(own["chapter"]):   # an earlier build's execution
+            if c in picked and c not in ran:   # an earlier build's execution
                 continue
             if c not in picked or ok or not picked[c][2]:
                 picked[c] = (i, r, ok)

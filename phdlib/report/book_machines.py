@@ -202,9 +202,9 @@ def machines_findings(base: dict, other, label: str) -> list[str]:
     elif stores[0] != stores[1]:
         line += (f" The builds started on different results stores ({stores[1]:,} runs here, "
                  f"{stores[0]:,} above); one that found runs stored had less to train.")
-    shared = [f"the {ordinal(i)} build here" if len(recs) > 1 else "the build here"
-              for i, r in enumerate(recs) if _shared(r)] + (["the build above"] if _shared(base)
-                                                             else [])
+    here = [f"the {ordinal(i)} build here" if len(recs) > 1 else "the build here"
+            for i, r in enumerate(recs) if _shared(r)]
+    shared = here + ["the build above"] * _shared(base)
     if shared:
         line += (f" Other work shared the machine during {and_list(shared)} (at least "
                  f"{100 * SHARED:.0f}% of its cores' time), so some of its chapters' times "
