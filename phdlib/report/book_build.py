@@ -213,10 +213,16 @@ def other_share(m: dict | None, cpus) -> float | None:
 
 def shared_text(m: dict | None, cpus) -> str:
     """``"Other work used 21 min of CPU time on the machine while it ran, 10% of its 2
-    cores' time: ..."`` where that share is at least :data:`SHARED`, else ``""``."""
+    cores' time: ..."`` where that share is at least :data:`SHARED`; below it, that the
+    machine was the build's (``"... 0.5% of its 2 cores' time, below the 2% ..."``);
+    ``""`` where the record does not say."""
     share = other_share(m, cpus)
-    if share is None or share < SHARED:
+    if share is None:
         return ""
+    if share < SHARED:
+        return (f"Other work took {100 * share:.1f}% of the machine's {cpus} cores' time "
+                f"while it ran, below the {100 * SHARED:.0f}% at which these findings call "
+                f"a machine shared.")
     return (f"Other work used {hours_minutes(float(m['other_cpu_seconds']) / 60.0)} of CPU "
             f"time on the machine while it ran, {100 * share:.0f}% of its {cpus} cores' "
             f"time: the chapters' times include that contention.")
