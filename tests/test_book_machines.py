@@ -200,8 +200,13 @@ def test_other_work_on_a_machine_during_a_build_is_said(tmp_path):
     # records): nothing said
     there["build"]["measured"]["other_cpu_seconds"] = 100.0
     lines = book_machines.machines_findings(base, there, "Tiny")
-    assert ("Other work took 0.8% of the machine's 2 cores' time while it ran, below the 2% "
-            "at which these findings call a machine shared.") in lines
+    assert ("Other work used 1.7 min of CPU time on the machine while it ran, 0.8% of its 2 "
+            "cores' time, below the 2% at which these findings call a machine shared.") in lines
+    # just under the threshold: cut, not rounded up to it
+    there["build"]["measured"]["other_cpu_seconds"] = 0.0199 * 12600
+    assert any("1.9% of its 2 cores' time, below the 2%" in x
+               for x in book_machines.machines_findings(base, there, "Tiny"))
+    there["build"]["measured"]["other_cpu_seconds"] = 100.0
     assert not any("contention" in x for x in lines)
     del there["build"]["measured"]["other_cpu_seconds"]
     assert not any("Other work" in x for x in book_machines.machines_findings(base, there,

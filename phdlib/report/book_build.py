@@ -12,6 +12,8 @@ machines beside one. Units: minutes on the page.
 """
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from .page import and_list, cores_text
@@ -212,20 +214,27 @@ def other_share(m: dict | None, cpus) -> float | None:
 
 
 def shared_text(m: dict | None, cpus) -> str:
-    """``"Other work used 21 min of CPU time on the machine while it ran, 10% of its 2
-    cores' time: ..."`` where that share is at least :data:`SHARED`; below it, that the
-    machine was the build's (``"... 0.5% of its 2 cores' time, below the 2% ..."``);
-    ``""`` where the record does not say."""
+    """How much of the machine other work took while the build ran, where its record
+    measured it: ``"Other work used 21 min of CPU time on the machine while it ran, 10%
+    of its 2 cores' time: the chapters' times include that contention."`` at
+    :data:`SHARED` or more; below it, ``"... 30 s of CPU time ..., 0.4% of its 2
+    cores' time, below the 2% at which these findings call a machine shared."`` (the
+    share to a tenth of a percent, cut rather than rounded up to the threshold); ``""``
+    where the record does not say."""
     share = other_share(m, cpus)
     if share is None:
         return ""
+    used = (f"Other work used {hours_minutes(float(m['other_cpu_seconds']) / 60.0)} of CPU "
+            f"time on the machine while it ran")
     if share < SHARED:
-        return (f"Other work took {100 * share:.1f}% of the machine's {cpus} cores' time "
-                f"while it ran, below the {100 * SHARED:.0f}% at which these findings call "
-                f"a machine shared.")
-    return (f"Other work used {hours_minutes(float(m['other_cpu_seconds']) / 60.0)} of CPU "
-            f"time on the machine while it ran, {100 * share:.0f}% of its {cpus} cores' "
-            f"time: the chapters' times include that contention.")
+        shown = round(100 * share, 1)
+        if shown >= 100 * SHARED:   # 1.96% is not "2.0%, below the 2%"
+            shown = math.floor(1000 * share) / 10
+        return (f"{used}, {shown:.1f}% of its {cpus} cores' time, "
+                f"below the {100 * SHARED:.0f}% at which these findings call a machine "
+                f"shared.")
+    return f"{used}, {100 * share:.0f}% of its {cpus} cores' time: the chapters' times " \
+           f"include that contention."
 
 
 def _so_far(row) -> str:
