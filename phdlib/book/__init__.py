@@ -1,11 +1,13 @@
 """The book driver (below the command line only): chapters in, a site out.
 
 :mod:`~phdlib.book.driver` executes every chapter with papermill and caches
-it, :mod:`~phdlib.book.heartbeat` showing a long one's progress; :mod:`~phdlib.book.params` reads and checks a chapter's ``parameters``
-cell; :mod:`~phdlib.book.companions` settles the real datasets the chapters
-read besides the build's own; :mod:`~phdlib.book.project` knows the book's files (``_toc.yml``, the
-chapters); :mod:`~phdlib.book.site` builds the Jupyter Book site from the
-executed chapters and :mod:`~phdlib.book.offline` makes it work offline.
+it, :mod:`~phdlib.book.heartbeat` showing a long one's progress;
+:mod:`~phdlib.book.params` reads and checks a chapter's ``parameters`` cell;
+:mod:`~phdlib.book.companions` settles the real datasets the chapters read
+besides the build's own; :mod:`~phdlib.book.project` knows the book's files
+(``_toc.yml``, the chapters); :mod:`~phdlib.book.site` builds the Jupyter
+Book site from the executed chapters and :mod:`~phdlib.book.offline` makes
+it work offline.
 ``from phdlib import book`` reads as before.
 """
 from .driver import (HEARTBEAT_SECONDS, ChapterError, ChapterNotBuilt, ChapterResult, build,
