@@ -108,3 +108,58 @@ def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
     bad.write_text("{")
     with pytest.raises(ValueError, match="not a readable training benchmark"):
         train_bench.load(bad)
+
+
+def _machine(rows_ms, bw, prov=None, run=None):
+    """A benchmark record at the Amazon shape: ``rows_ms`` {(step, threads): (ms, vs)};
+    the dense step bound by traffic, the exact one by arithmetic; ``bw`` per thread."""
+    rows = []
+    for (step, t), (ms, vs) in rows_ms.items():
+        r = _row("amazon", step, t, ms, vs)
+        traffic, arith = (ms, ms / 2) if step == "dense" else (ms / 100, ms / 1.2)
+        r.update(limit_traffic_ms=traffic, limit_arithmetic_ms=arith, bandwidth_gbs=bw[t])
+        rows.append(r)
+    return {"provenance": prov or {}, "rows": pd.DataFrame(rows), "run": run or {}}
+
+
+def test_the_step_benchmark_on_another_machine_is_compared_from_its_numbers():
+    base = _machine({("dense", 1): (8.0, 1.0), ("dense", 2): (7.0, 1.0),
+                     ("exact", 1): (2.0, 4.0), ("exact", 2): (1.4, 5.0)}, {1: 44.0, 2: 52.0},
+                    run={"machine": {"cpu": "AMD EPYC", "cores": 2}})
+    other = _machine({("dense", 1): (20.0, 1.0), ("dense", 2): (10.0, 1.0),
+                      ("exact", 1): (4.0, 5.0), ("exact", 2): (2.5, 4.0)}, {1: 25.0, 2: 46.0},
+                     prov={"cpus": 2, "cpu": "Intel Xeon"})
+    assert rsteps.machine_text(base) == "2 cores of an AMD EPYC"
+    assert rsteps.machine_text(other) == "2 cores of an Intel Xeon"
+    assert rsteps.machine_text({"provenance": {}}) == "a machine the file does not name"
+    lines = rsteps.machines_findings(base, other, "machine 1")
+    assert lines[0].startswith("On machine 1 (2 cores of an Intel Xeon), the same benchmark "
+                               "finds the exact sparse step of VH_PHD at 64 bits 5.00 times "
+                               "as fast as the dense step on 1 thread and 4.00 times on 2 "
+                               "threads at the Amazon shape, against 4.00 and 5.00 times above")
+    assert lines[1] == ("Each of these steps, dense and exact, takes 1.4 to 2.5 times as long "
+                        "there as above (4 timings, at the Amazon shape).")
+    assert ("dense Adam step is bound by its memory traffic on both machines: a second thread "
+            "makes it 2.00 times as fast there and 1.14 times above, as the memory bandwidth "
+            "of its pass, measured in the same runs, goes from 25.0 to 46.0 GB/s there and "
+            "from 44.0 to 52.0 GB/s above.") in lines[2]
+    assert lines[3].startswith("The exact sparse Adam step is bound by its arithmetic on both")
+    assert "1.60 times as fast there and 1.43 times above" in lines[3]
+    assert lines[4] == ("On one thread the exact step runs at 1.50 times its own limit there "
+                        "and 1.50 times above.")
+    assert lines[5].startswith("So the exact step gains more over the dense one there on 1 "
+                               "thread and less on 2 threads at the Amazon shape")
+    slower = _machine({("dense", 1): (20.0, 1.0), ("exact", 1): (8.0, 2.5)}, {1: 25.0})
+    last = rsteps.machines_findings(base, slower, "machine 2")
+    assert last[-1] == ("So the exact step gains less over the dense one there than above on "
+                        "every thread count measured at the Amazon shape.")
+    assert not any("second thread" in line for line in last)
+    none = _machine({("dense", 1): (20.0, 1.0)}, {1: 25.0})
+    assert rsteps.machines_findings(base, none, "machine 3")[0].startswith(
+        "Machine 3 (a machine the file does not name) measured no exact step")
+    frame = rsteps.machines_frame(base, [other, slower])
+    assert frame.index.names == ["shape", "step", "threads"] and len(frame) == 4
+    assert list(frame.columns[:2]) == ["ms, above", "dense ÷ this, above"]
+    np.testing.assert_allclose(frame["time, machine 1 ÷ above"], [2.5, 10 / 7, 2.0, 2.5 / 1.4])
+    assert np.isnan(frame.loc[("Amazon", "exact sparse Adam", 2), "ms, machine 2"])
+    assert frame.loc[("Amazon", "exact sparse Adam", 2), "dense ÷ this, machine 2"] == ""
