@@ -110,56 +110,97 @@ def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
         train_bench.load(bad)
 
 
-def _machine(rows_ms, bw, prov=None, run=None):
-    """A benchmark record at the Amazon shape: ``rows_ms`` {(step, threads): (ms, vs)};
-    the dense step bound by traffic, the exact one by arithmetic; ``bw`` per thread."""
+
+def _machine(rows_ms, bw=None, prov=None, run=None, parts=True):
+    """A benchmark record: ``rows_ms`` {(shape, step, threads): (median ms, best ms, median
+    ratio, over limit)}; the dense step's limit set by traffic, the exact one's by
+    arithmetic (``parts``: the file has the two parts); ``bw`` bandwidth per thread."""
     rows = []
-    for (step, t), (ms, vs) in rows_ms.items():
-        r = _row("amazon", step, t, ms, vs)
-        traffic, arith = (ms, ms / 2) if step == "dense" else (ms / 100, ms / 1.2)
-        r.update(limit_traffic_ms=traffic, limit_arithmetic_ms=arith, bandwidth_gbs=bw[t])
+    for (shape, step, t), (ms, best, vs, over) in rows_ms.items():
+        r = _row(shape, step, t, ms, vs, limit=ms / over)
+        r.update(ms_best=best, over_limit=over)
+        if parts:
+            traffic, arith = (ms, ms / 2) if step == "dense" else (ms / 100, ms / 1.2)
+            r.update(limit_traffic_ms=traffic, limit_arithmetic_ms=arith)
+        if bw:
+            r["bandwidth_gbs"] = bw[t]
         rows.append(r)
     return {"provenance": prov or {}, "rows": pd.DataFrame(rows), "run": run or {}}
 
 
+AMAZON_ABOVE = {("amazon", "dense", 1): (8.0, 8.0, 1.0, .9),
+                ("amazon", "dense", 2): (7.0, 5.6, 1.0, .9),
+                ("amazon", "exact", 1): (2.0, 2.0, 4.0, 1.1),
+                ("amazon", "exact", 2): (1.4, 1.4, 5.0, 1.3)}
+AMAZON_THERE = {("amazon", "dense", 1): (20.0, 18.0, 1.0, 1.2),
+                ("amazon", "dense", 2): (10.0, 10.0, 1.0, 1.2),
+                ("amazon", "exact", 1): (4.0, 3.0, 5.0, 1.5),
+                ("amazon", "exact", 2): (2.5, 2.0, 4.0, 1.4)}
+
 def test_the_step_benchmark_on_another_machine_is_compared_from_its_numbers():
-    base = _machine({("dense", 1): (8.0, 1.0), ("dense", 2): (7.0, 1.0),
-                     ("exact", 1): (2.0, 4.0), ("exact", 2): (1.4, 5.0)}, {1: 44.0, 2: 52.0},
+    base = _machine(AMAZON_ABOVE, {1: 44.0, 2: 52.0},
                     run={"machine": {"cpu": "AMD EPYC", "cores": 2}})
-    other = _machine({("dense", 1): (20.0, 1.0), ("dense", 2): (10.0, 1.0),
-                      ("exact", 1): (4.0, 5.0), ("exact", 2): (2.5, 4.0)}, {1: 25.0, 2: 46.0},
-                     prov={"cpus": 2, "cpu": "Intel Xeon"})
+    other = _machine(AMAZON_THERE | {("ml-1m", "exact", 1): (.9, .8, .99, 1.7)},
+                     {1: 25.0, 2: 46.0}, prov={"cpus": 2, "cpu": "Intel Xeon"})
+    base["rows"] = pd.concat([base["rows"], _machine(
+        {("ml-1m", "exact", 1): (.5, .5, .87, 2.0)}, {1: 80.0})["rows"]], ignore_index=True)
     assert rsteps.machine_text(base) == "2 cores of an AMD EPYC"
     assert rsteps.machine_text(other) == "2 cores of an Intel Xeon"
     assert rsteps.machine_text({"provenance": {}}) == "a machine the file does not name"
-    lines = rsteps.machines_findings(base, other, "machine 1")
-    assert lines[0].startswith("On machine 1 (2 cores of an Intel Xeon), the same benchmark "
-                               "finds the exact sparse step of VH_PHD at 64 bits 5.00 times "
-                               "as fast as the dense step on 1 thread and 4.00 times on 2 "
-                               "threads at the Amazon shape, against 4.00 and 5.00 times above")
-    assert lines[1] == ("Each of these steps, dense and exact, takes 1.4 to 2.5 times as long "
-                        "there as above (4 timings, at the Amazon shape).")
-    assert ("dense Adam step is bound by its memory traffic on both machines: a second thread "
-            "makes it 2.00 times as fast there and 1.14 times above, as the memory bandwidth "
-            "of its pass, measured in the same runs, goes from 25.0 to 46.0 GB/s there and "
-            "from 44.0 to 52.0 GB/s above.") in lines[2]
-    assert lines[3].startswith("The exact sparse Adam step is bound by its arithmetic on both")
-    assert "1.60 times as fast there and 1.43 times above" in lines[3]
-    assert lines[4] == ("On one thread the exact step runs at 1.50 times its own limit there "
-                        "and 1.50 times above.")
-    assert lines[5].startswith("So the exact step gains more over the dense one there on 1 "
-                               "thread and less on 2 threads at the Amazon shape")
-    slower = _machine({("dense", 1): (20.0, 1.0), ("exact", 1): (8.0, 2.5)}, {1: 25.0})
-    last = rsteps.machines_findings(base, slower, "machine 2")
-    assert last[-1] == ("So the exact step gains less over the dense one there than above on "
-                        "every thread count measured at the Amazon shape.")
-    assert not any("second thread" in line for line in last)
-    none = _machine({("dense", 1): (20.0, 1.0)}, {1: 25.0})
-    assert rsteps.machines_findings(base, none, "machine 3")[0].startswith(
-        "Machine 3 (a machine the file does not name) measured no exact step")
+    lines = rsteps.machines_findings(base, other, "machine A")
+    # best-round ratios: there 18/3 = 6.00 and 10/2 = 5.00; above 8/2 = 4.00, 5.6/1.4 = 4.00
+    assert lines[0] == (
+        "At the Amazon shape, the exact sparse step of VH_PHD at 64 bits runs 5.00 times as "
+        "fast as the dense step on 1 thread and 4.00 times on 2 threads on machine A (2 cores "
+        "of an Intel Xeon), and 4.00 and 5.00 times above (2 cores of an AMD EPYC); each "
+        "figure is the median of the rounds' ratios of the two steps (best rounds: 6.00 and "
+        "5.00 there, 4.00 and 4.00 above).")
+    # no dense step timed at ML-1M: no best-round ratios to give
+    assert lines[1] == "At the ML-1M shape, 0.99 times on 1 thread there and 0.87 times above."
+    # 20/8, 10/7, 4/2, 2.5/1.4, .9/.5
+    assert lines[2] == ("The dense and exact steps take 1.4 to 2.5 times as long there as "
+                        "above (5 medians, at the Amazon and ML-1M shapes).")
+    assert lines[3] == (
+        "At the Amazon shape, the dense Adam step's limit is set by its memory traffic on both "
+        "machines. A second thread makes it 2.00 times as fast there and 1.14 times above "
+        "(best rounds: 1.80 there, 1.43 above), while the bandwidth of the traffic probe, "
+        "measured in the same runs, goes from 25.0 to 46.0 GB/s there and from 44.0 to 52.0 "
+        "GB/s above.")
+    assert lines[4].startswith("The exact sparse Adam step's limit is set by its arithmetic "
+                               "on both machines. A second thread makes it 1.60 times")
+    assert lines[5] == ("On one thread the exact step takes 1.50 times the time of its own "
+                        "limit there and 1.10 times above (best rounds: 1.12 there, 1.10 "
+                        "above).")
+    # 1 thread: 5.00 > 4.00 and 6.00 > 4.00 agree; 2 threads: 4.00 < 5.00 but 5.00 > 4.00
+    assert lines[6] == ("So at the Amazon shape the exact step gains more there than above on "
+                        "1 thread, by the medians of the rounds and by their best rounds "
+                        "alike. On 2 threads the medians and the best rounds disagree on which "
+                        "machine it gains more on, so this run cannot tell.")
+    slower = _machine({("amazon", "dense", 1): (20.0, 20.0, 1.0, 1.0),
+                       ("amazon", "exact", 1): (8.0, 8.0, 2.5, 1.0)}, parts=False)
+    last = rsteps.machines_findings(base, slower, "machine B")
+    assert last[-1] == ("So at the Amazon shape the exact step gains less there than above on "
+                        "1 thread, by the medians of the rounds and by their best rounds alike.")
+    assert not any("second thread" in line or "limit is set" in line for line in last)
+    differ = _machine({k: v for k, v in AMAZON_THERE.items()}, {1: 25.0, 2: 46.0})
+    differ["rows"].loc[differ["rows"]["step"] == "dense", "limit_arithmetic_ms"] = 99.0
+    assert ("At the Amazon shape, the dense Adam step's limit is set by its arithmetic there "
+            "and by its memory traffic above. A second thread makes it 2.00 times as fast there "
+            "and 1.14 times above (best rounds: 1.80 there, 1.43 above).") in \
+        rsteps.machines_findings(base, differ, "machine C")   # no probe bandwidth: not said
+    none = _machine({("amazon", "dense", 1): (20.0, 20.0, 1.0, 1.0)})
+    assert rsteps.machines_findings(base, none, "machine D") == [
+        "Machine D (a machine the file does not name) measured no exact step of VH_PHD at 64 "
+        "bits at a shape measured above."]
     frame = rsteps.machines_frame(base, [other, slower])
-    assert frame.index.names == ["shape", "step", "threads"] and len(frame) == 4
+    assert frame.index.names == ["shape", "step", "threads"] and len(frame) == 5
     assert list(frame.columns[:2]) == ["ms, above", "dense ÷ this, above"]
-    np.testing.assert_allclose(frame["time, machine 1 ÷ above"], [2.5, 10 / 7, 2.0, 2.5 / 1.4])
-    assert np.isnan(frame.loc[("Amazon", "exact sparse Adam", 2), "ms, machine 2"])
-    assert frame.loc[("Amazon", "exact sparse Adam", 2), "dense ÷ this, machine 2"] == ""
+    assert "ms, machine B" in frame.columns and "ms, machine A" in frame.columns
+    np.testing.assert_allclose(frame["time, machine A ÷ above"],
+                               [2.5, 10 / 7, 2.0, 2.5 / 1.4, 1.8])
+    assert np.isnan(frame.loc[("Amazon", "exact sparse Adam", 2), "ms, machine B"])
+    assert frame.loc[("Amazon", "exact sparse Adam", 2), "dense ÷ this, machine B"] == "n/a"
+    twice = _machine(AMAZON_THERE)
+    twice["rows"] = pd.concat([twice["rows"], twice["rows"].iloc[:1]], ignore_index=True)
+    with pytest.raises(ValueError, match="twice for shape 'amazon', step 'dense', 1 thread"):
+        rsteps.machines_findings(base, twice, "machine E")

@@ -6,8 +6,9 @@ thread count with each design's limit, and :func:`findings` says in
 sentences, computed from the numbers, how the exact sparse step compares
 with the dense one at each shape and how close each comes to its limit.
 :func:`machines_frame` and :func:`machines_findings` set the same benchmark
-run on other machines beside one: the exact step's gain over the dense one
-depends on what bounds each step on a machine.
+run on other machines beside one, each comparison made both from the medians
+of the rounds and from their best rounds, so that a difference the rounds'
+spread can undo is not called one.
 """
 from __future__ import annotations
 
@@ -151,20 +152,43 @@ def machine_text(rec: dict) -> str:
 
 
 def _pick(rows, method: str, bits: int) -> pd.DataFrame:
-    """The rows of ``method`` at ``bits`` indexed by (shape, step, threads)."""
+    """The rows of ``method`` at ``bits`` indexed by (shape, step, threads), with
+    ``best_vs_dense``: the dense step's best round over this step's (NaN without
+    ``ms_best``). ``ValueError`` naming a (shape, step, threads) given twice."""
     df = pd.DataFrame(rows)
-    df = df[(df["method"] == method) & (df["bits"] == bits)]
-    return df.set_index(["shape", "step", "threads"]).sort_index()
+    df = df[(df["method"] == method) & (df["bits"] == bits)].copy()
+    df["threads"] = df["threads"].astype(int)
+    twice = df[df.duplicated(["shape", "step", "threads"])]
+    if len(twice):
+        r = twice.iloc[0]
+        raise ValueError(f"the benchmark holds {methods.label(method)} at {bits} bits twice for "
+                         f"shape {r['shape']!r}, step {r['step']!r}, {_threads(r['threads'])}")
+    df = df.set_index(["shape", "step", "threads"]).sort_index()
+    best = df["ms_best"].astype(float) if "ms_best" in df.columns else pd.Series(
+        float("nan"), index=df.index)
+    dense = {(s, t): best.get((s, "dense", t), float("nan")) for s, _, t in df.index}
+    df["best_vs_dense"] = [dense[(s, t)] / best[k] for k in df.index for s, _, t in [k]]
+    return df
 
 
-def machines_frame(base: dict, others: list[dict], method: str = "vh-phd",
-                   bits: int = 64) -> pd.DataFrame:
+def _num(df: pd.DataFrame, key, col: str) -> float:
+    """``df.loc[key, col]`` as a float; NaN where the row or the column is missing."""
+    if col not in df.columns or key not in df.index:
+        return float("nan")
+    return float(df.loc[key, col])
+
+
+def machines_frame(base: dict, others: list[dict], names: list[str] | None = None,
+                   method: str = "vh-phd", bits: int = 64) -> pd.DataFrame:
     """The benchmark ``base`` beside the same one run on ``others`` (records of
-    :func:`phdlib.bench.train.load`), for ``method`` at ``bits``: rows (shape, step,
-    threads) of ``base`` whose shape some other record measured; columns ms per
-    iteration and the dense step's time over this one's, above (``base``) and on each
-    machine ``i`` (1, 2, ...), and ``time, machine i ÷ above``. A step a machine did
-    not measure is NaN (ms, ratio) or ``""`` (the dense-over-this text)."""
+    :func:`phdlib.bench.train.load`, named ``names``, by default A, B, ...), for
+    ``method`` at ``bits``: rows (shape, step, threads) of ``base`` at the shapes
+    some other record measured; columns ms per iteration (median of the rounds) and
+    the dense step's time over this one's (median of the rounds' ratios), above
+    (``base``) and on each machine, and ``time, machine X ÷ above``. A step a
+    machine did not measure is NaN (ms, ratio) or :data:`phdlib.report.page.NA` (the
+    dense-over-this text)."""
+    names = names or [chr(ord("A") + i) for i in range(len(others))]
     b = _pick(base["rows"], method, bits)
     picked = [_pick(o["rows"], method, bits) for o in others]
     shapes = {s for o in picked for s in o.index.get_level_values("shape")}
@@ -172,13 +196,13 @@ def machines_frame(base: dict, others: list[dict], method: str = "vh-phd",
     out = pd.DataFrame({"ms, above": b["ms_per_iteration"].astype(float),
                         "dense ÷ this, above": [f"{v:.2f}×" for v in b["vs_dense"]]},
                        index=b.index)
-    for i, o in enumerate(picked, start=1):
+    for name, o in zip(names, picked):
         o = o.reindex(b.index)
         ms = o["ms_per_iteration"].astype(float)
-        out[f"ms, machine {i}"] = ms
-        out[f"dense ÷ this, machine {i}"] = [f"{v:.2f}×" if v == v else ""
-                                             for v in o["vs_dense"]]
-        out[f"time, machine {i} ÷ above"] = ms / out["ms, above"]
+        out[f"ms, machine {name}"] = ms
+        out[f"dense ÷ this, machine {name}"] = [f"{v:.2f}×" if v == v else page.NA
+                                                for v in o["vs_dense"].astype(float)]
+        out[f"time, machine {name} ÷ above"] = ms / out["ms, above"]
     order = {s: k for k, s in enumerate(STEP_LABELS)}
     keys = sorted(out.index, key=lambda k: (-int(b.loc[k, "rows"]), order.get(k[1], 99), k[2]))
     out = out.loc[keys]
@@ -188,120 +212,157 @@ def machines_frame(base: dict, others: list[dict], method: str = "vh-phd",
     return out
 
 
-def _bound(r) -> str | None:
-    """What bounds a row's step by its own limit: ``"memory traffic"`` or
-    ``"arithmetic"``; None for a file without the two parts of the limit."""
+def _limit_part(r: pd.Series) -> str | None:
+    """Which part sets a row's limit, the larger: ``"memory traffic"`` or ``"arithmetic"``;
+    None for a file without the two parts."""
     t, a = r.get("limit_traffic_ms"), r.get("limit_arithmetic_ms")
-    if t is None or a is None or t != t or a != a:
+    if t is None or a is None or pd.isna(t) or pd.isna(a):
         return None
     return "memory traffic" if float(t) >= float(a) else "arithmetic"
 
 
-def _scaling(df: pd.DataFrame, shape: str, step: str) -> float | None:
+def _second_thread(df: pd.DataFrame, shape: str, step: str) -> tuple[float, float]:
     """How many times as fast a second thread makes ``step`` at ``shape`` (rows of
-    :func:`_pick`); None without both thread counts."""
-    try:
-        return (float(df.loc[(shape, step, 1), "ms_per_iteration"])
-                / float(df.loc[(shape, step, 2), "ms_per_iteration"]))
-    except KeyError:
-        return None
+    :func:`_pick`): from the medians of the rounds and from the best rounds (NaN where
+    a thread count or ``ms_best`` is missing)."""
+    one, two = (shape, step, 1), (shape, step, 2)
+    return (_num(df, one, "ms_per_iteration") / _num(df, two, "ms_per_iteration"),
+            _num(df, one, "ms_best") / _num(df, two, "ms_best"))
 
 
-def _bound_text(o: pd.DataFrame, b: pd.DataFrame, shape: str, step: str, lead: str) -> str:
-    """One sentence on ``step`` at ``shape`` there (``o``) and above (``b``, both of
-    :func:`_pick`): what bounds it and what a second thread does to it (with the
-    bandwidth of its pass where memory bounds it); ``lead`` begins it ("The")."""
+def _best(there: list[float], above: list[float]) -> str:
+    """`` (best rounds: 3.52 and 3.54 there, 3.02 and 3.36 above)``; ``""`` where a
+    file has no best rounds."""
+    if any(v != v for v in there + above):
+        return ""
+    return (f" (best rounds: {page.and_list(f'{v:.2f}' for v in there)} there, "
+            f"{page.and_list(f'{v:.2f}' for v in above)} above)")
+
+
+def _step_text(o: pd.DataFrame, b: pd.DataFrame, shape: str, step: str, lead: str) -> str | None:
+    """Sentences on ``step`` at ``shape`` there (``o``) and above (``b``, both of
+    :func:`_pick`): which part sets its limit, and what a second thread does to it
+    (with the traffic probe's bandwidth where memory traffic sets the limit on both);
+    None when the files give neither. ``lead`` begins them ("At the Amazon shape, the")."""
     k = (shape, step, 1)
-    bound_o, bound_b = _bound(o.loc[k]), _bound(b.loc[k])
-    text = f"{lead} {STEP_LABELS[step]} step"
-    if bound_o and bound_o == bound_b:
-        text += f" is bound by its {bound_o} on both machines"
-    elif bound_o and bound_b:
-        text += f" is bound by its {bound_o} there and by its {bound_b} above"
-    there, above = _scaling(o, shape, step), _scaling(b, shape, step)
-    if there is None or above is None:
-        return text + "."
-    text += (f"{':' if bound_o else ''} a second thread makes it {there:.2f} times as fast "
-             f"there and {above:.2f} times above")
-    if bound_o == "memory traffic" and bound_b == bound_o and "bandwidth_gbs" in o.columns \
-            and "bandwidth_gbs" in b.columns:
-        (o1, o2), (b1, b2) = [[float(df.loc[(shape, step, t), "bandwidth_gbs"]) for t in (1, 2)]
-                              for df in (o, b)]
-        text += (f", as the memory bandwidth of its pass, measured in the same runs, goes "
-                 f"from {o1:.1f} to {o2:.1f} GB/s there and from {b1:.1f} to {b2:.1f} GB/s "
-                 f"above")
-    return text + "."
+    part_o, part_b = _limit_part(o.loc[k]), _limit_part(b.loc[k])
+    what = f"{lead} {STEP_LABELS[step]} step"
+    out = []
+    if part_o and part_o == part_b:
+        out.append(f"{what}'s limit is set by its {part_o} on both machines.")
+    elif part_o and part_b:
+        out.append(f"{what}'s limit is set by its {part_o} there and by its {part_b} above.")
+    (mo, bo), (mb, bb) = _second_thread(o, shape, step), _second_thread(b, shape, step)
+    if mo == mo and mb == mb:
+        subject = "it" if out else what[0].lower() + what[1:]
+        text = (f"A second thread makes {subject} {mo:.2f} times as fast there and {mb:.2f} "
+                f"times above{_best([bo], [bb])}")
+        bw = [[_num(df, (shape, step, t), "bandwidth_gbs") for t in (1, 2)] for df in (o, b)]
+        if part_o == part_b == "memory traffic" and all(v == v for x in bw for v in x):
+            text += (f", while the bandwidth of the traffic probe, measured in the same runs, "
+                     f"goes from {bw[0][0]:.1f} to {bw[0][1]:.1f} GB/s there and from "
+                     f"{bw[1][0]:.1f} to {bw[1][1]:.1f} GB/s above")
+        out.append(text + ".")
+    return " ".join(out) or None
+
+
+def _ratios(o: pd.DataFrame, b: pd.DataFrame, keys: list, first: bool) -> tuple[str, str, str]:
+    """The exact step over the dense one at ``keys`` (one shape, ascending threads):
+    ``(there, above, best)`` texts, medians of the rounds' ratios there and above and
+    the best rounds' (``first``: the sentence that says what the figures are)."""
+    there = [_num(o, k, "vs_dense") for k in keys]
+    threads = [_threads(k[2]) for k in keys]
+    if first:
+        said = page.and_list([f"{there[0]:.2f} times as fast as the dense step on {threads[0]}"]
+                             + [f"{v:.2f} times on {t}" for v, t in zip(there[1:], threads[1:])])
+    else:
+        said = page.and_list(f"{v:.2f} times on {t}" for v, t in zip(there, threads))
+    above = page.and_list(f"{_num(b, k, 'vs_dense'):.2f}" for k in keys) + " times"
+    return said, above, _best([_num(o, k, "best_vs_dense") for k in keys],
+                              [_num(b, k, "best_vs_dense") for k in keys])
+
+
+def _verdicts(o: pd.DataFrame, b: pd.DataFrame, keys: list, where: str) -> str | None:
+    """Where the exact step gains more over the dense one, there or above, per thread
+    count at ``keys``: called only where the medians of the rounds and the best rounds
+    agree; the others named as what this run cannot tell."""
+    more, less, unsure = [], [], []
+    for k in keys:
+        med = _num(o, k, "vs_dense") - _num(b, k, "vs_dense")
+        best = _num(o, k, "best_vs_dense") - _num(b, k, "best_vs_dense")
+        if med == med and med != 0 and (best != best or med * best > 0):
+            (more if med > 0 else less).append(_threads(k[2]))
+        else:
+            unsure.append(_threads(k[2]))
+    said = []
+    if more:
+        said.append(f"more there than above on {page.and_list(more)}")
+    if less:
+        said.append(f"less there than above on {page.and_list(less)}")
+    out = ""
+    if said:
+        out = (f"So {where} the exact step gains " + " and ".join(said)
+               + ", by the medians of the rounds and by their best rounds alike.")
+    if unsure:
+        out += (f"{' ' if out else ''}On {page.and_list(unsure)} the medians and the best "
+                f"rounds disagree on which machine it gains more on, so this run cannot tell.")
+    return out or None
 
 
 def machines_findings(base: dict, other: dict, name: str, method: str = "vh-phd",
                       bits: int = 64) -> list[str]:
-    """Sentences on the benchmark ``other`` (named ``name`` on the page, ``"machine
-    1"``) against ``base`` ("above"), for ``method`` at ``bits``, computed from the
-    numbers: the exact step's gain over the dense one on both; how much longer each
-    step takes there; what bounds the dense and the exact step and what a second
-    thread does to each; how close the exact step comes to its limit; and whether the
-    gain is larger or smaller there."""
+    """Sentences on the benchmark ``other`` (named ``name`` on the page, ``"machine A"``)
+    against ``base`` ("above"), for ``method`` at ``bits``, computed from the numbers:
+    the exact step's gain over the dense one at each shape both measured; how much
+    longer the dense and exact steps take there; at the largest such shape, which part
+    sets each step's limit and what a second thread does to it, how close the exact
+    step comes to its limit, and where it gains more. Every comparison is made from the
+    medians of the rounds and, where the files have them, from the best rounds too."""
     b, o = _pick(base["rows"], method, bits), _pick(other["rows"], method, bits)
-    shared = [s for s in dict.fromkeys(o.index.get_level_values("shape"))
-              if s in set(b.index.get_level_values("shape"))]
-    shared.sort(key=lambda s: -int(o.loc[s]["rows"].iloc[0]))
     both = b.index.intersection(o.index)
-    exact = [k for k in both if k[1] == "exact"]
-    if not exact:
-        return [f"{name[0].upper() + name[1:]} ({machine_text(other)}) measured no exact "
-                f"step of {methods.label(method)} at {bits} bits at a shape measured above."]
-    parts = []
-    for s in shared:
-        ks = sorted(k for k in exact if k[0] == s)
-        if not ks:
-            continue
-        there = [f"{o.loc[k, 'vs_dense']:.2f}" for k in ks]
-        above = page.and_list(f"{b.loc[k, 'vs_dense']:.2f}" for k in ks)
-        if not parts:   # the first shape says what the numbers are
-            there = [f"{there[0]} times as fast as the dense step on {_threads(ks[0][2])}"] + [
-                f"{v} times on {_threads(k[2])}" for v, k in zip(there[1:], ks[1:])]
+    shapes = sorted({k[0] for k in both if k[1] == "exact"},
+                    key=lambda s: -int(o.loc[s]["rows"].iloc[0]))
+    where = f"{name} ({machine_text(other)})"
+    if not shapes:
+        return [f"{where[0].upper() + where[1:]} measured no exact step of "
+                f"{methods.label(method)} at {bits} bits at a shape measured above."]
+    out = []
+    for s in shapes:
+        keys = sorted(k for k in both if k[0] == s and k[1] == "exact")
+        there, above, best = _ratios(o, b, keys, not out)
+        if not out:
+            out.append(f"At the {SHAPE_LABELS.get(s, s)} shape, the exact sparse step of "
+                       f"{methods.label(method)} at {bits} bits runs {there} on {where}, and "
+                       f"{above} above ({machine_text(base)}); each figure is the median of "
+                       f"the rounds' ratios of the two steps{best}.")
         else:
-            there[-1] += " times"
-        parts.append(f"{page.and_list(there)} at the {SHAPE_LABELS.get(s, s)} shape, "
-                     f"against {above} times above")
-    out = [f"On {name} ({machine_text(other)}), the same benchmark finds the exact sparse "
-           f"step of {methods.label(method)} at {bits} bits " + "; ".join(parts)
-           + f" (above: {machine_text(base)})."]
+            out.append(f"At the {SHAPE_LABELS.get(s, s)} shape, {there} there and {above} "
+                       f"above{best}.")
     timed = [k for k in both if k[1] in ("dense", "exact")]
-    times = [float(o.loc[k, "ms_per_iteration"]) / float(b.loc[k, "ms_per_iteration"])
-             for k in timed]
+    times = [_num(o, k, "ms_per_iteration") / _num(b, k, "ms_per_iteration") for k in timed]
+    times = [t for t in times if t == t]
     if times:
         lo, hi = min(times), max(times)
         span = f"{lo:.1f}" if round(lo, 1) == round(hi, 1) else f"{lo:.1f} to {hi:.1f}"
-        at = page.and_list(SHAPE_LABELS.get(s, s) for s in shared)
-        out.append(f"Each of these steps, dense and exact, takes {span} times as long there "
-                   f"as above ({len(timed)} timings, at the {at} "
-                   f"shape{'s' if len(shared) > 1 else ''}).")
-    s = shared[0]
-    at = f"At the {SHAPE_LABELS.get(s, s)} shape the"
+        at = page.and_list(SHAPE_LABELS.get(s, s) for s in shapes)
+        out.append(f"The dense and exact steps take {span} times as long there as above "
+                   f"({len(times)} medians, at the {at} shape{'s' if len(shapes) > 1 else ''}).")
+    s = shapes[0]
+    lead = f"At the {SHAPE_LABELS.get(s, s)} shape, the"   # the next sentence: "The"
     for step in ("dense", "exact"):
         if (s, step, 1) in both:
-            out.append(_bound_text(o, b, s, step, at))
-            at = "The"
+            text = _step_text(o, b, s, step, lead)
+            if text:
+                out.append(text)
+                lead = "The"
     k = (s, "exact", 1)
     if k in both:
-        out.append(f"On one thread the exact step runs at {float(o.loc[k, 'over_limit']):.2f} "
-                   f"times its own limit there and {float(b.loc[k, 'over_limit']):.2f} times "
-                   f"above.")
-    ks = sorted(k for k in exact if k[0] == s)
-    more = [k[2] for k in ks if float(o.loc[k, "vs_dense"]) > float(b.loc[k, "vs_dense"])]
-    less = [k[2] for k in ks if float(o.loc[k, "vs_dense"]) < float(b.loc[k, "vs_dense"])]
-    where = f"at the {SHAPE_LABELS.get(s, s)} shape"
-    if more and less:
-        out.append(f"So the exact step gains more over the dense one there on "
-                   f"{page.and_list(_threads(t) for t in more)} and less on "
-                   f"{page.and_list(_threads(t) for t in less)} {where}: how much the exact "
-                   f"step saves is a property of the machine as much as of the design, set by "
-                   f"what bounds each step there.")
-    elif less:
-        out.append(f"So the exact step gains less over the dense one there than above on every "
-                   f"thread count measured {where}.")
-    elif more:
-        out.append(f"So the exact step gains more over the dense one there than above on every "
-                   f"thread count measured {where}.")
+        there, above = ([_num(df, k, "over_limit")] for df in (o, b))
+        best = [[_num(df, k, "ms_best") / _num(df, k, "limit_ms")] for df in (o, b)]
+        out.append(f"On one thread the exact step takes {there[0]:.2f} times the time of its "
+                   f"own limit there and {above[0]:.2f} times above{_best(*best)}.")
+    keys = sorted(k for k in both if k[0] == s and k[1] == "exact")
+    verdict = _verdicts(o, b, keys, f"at the {SHAPE_LABELS.get(s, s)} shape")
+    if verdict:
+        out.append(verdict)
     return out
