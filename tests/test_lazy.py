@@ -101,7 +101,10 @@ def test_train_steps_findings_and_the_recorded_files_checks(tmp_path):
                      ({"format": train_bench.FORMAT, "rows": []}, "non-empty list"),
                      ({"format": train_bench.FORMAT, "rows": [{"shape": "amazon"}]}, "row 0 lacks"),
                      ({"format": train_bench.FORMAT, "rows": [dict(rows[0], step="turbo")]},
-                      "step 'turbo'")]:
+                      "step 'turbo'"),
+                     ({"format": train_bench.FORMAT, "rows": rows + rows[:1]},
+                      "row 4 repeats row 0 \\(shape 'amazon', 64 bits, method 'vh-phd', step "
+                      "'dense', threads 1\\): each is timed once")]:
         bad.write_text(json.dumps(obj))
         with pytest.raises(ValueError, match=msg):
             train_bench.load(bad)

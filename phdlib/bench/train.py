@@ -380,6 +380,7 @@ def load(path) -> dict:
     rows = obj.get("rows")
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"{path}: field 'rows' must be a non-empty list of rows")
+    seen = {}
     for i, r in enumerate(rows):
         missing = [k for k in ROW_KEYS if not isinstance(r, dict) or k not in r]
         if missing:
@@ -387,6 +388,12 @@ def load(path) -> dict:
         if r["step"] not in STEPS or r["shape"] not in SHAPES:
             raise ValueError(f"{path}: row {i}: step {r['step']!r} or shape {r['shape']!r} "
                              f"is not one of {list(STEPS)} / {sorted(SHAPES)}")
+        key = tuple(r[k] for k in ("shape", "bits", "method", "step", "threads"))
+        if key in seen:
+            raise ValueError(f"{path}: row {i} repeats row {seen[key]} (shape {key[0]!r}, "
+                             f"{key[1]} bits, method {key[2]!r}, step {key[3]!r}, threads "
+                             f"{key[4]}): each is timed once")
+        seen[key] = i
     return {"provenance": obj.get("provenance", {}), "rows": pd.DataFrame(rows),
             "run": obj.get("_run", {})}
 
